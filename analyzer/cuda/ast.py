@@ -1,0 +1,396 @@
+"""A light CUDA AST: frozen dataclasses with 1-based spans.
+
+Only what a pipeline analyzer reads is a node of its own (calls, indexing,
+arithmetic, declarations, control flow); types stay as their source text.
+Spans follow Lark's (and SARIF's) convention: 1-based line and column, the end
+column exclusive.  Nodes carry physical positions in the .cu file; the
+`#line` map of the `TranslationUnit` turns them into TileLang Python positions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Optional, Union
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def cover(self, other: "Span") -> "Span":
+        """The smallest span holding both."""
+        start = min((self.line, self.column), (other.line, other.column))
+        end = max((self.end_line, self.end_column), (other.end_line, other.end_column))
+        return Span(start[0], start[1], end[0], end[1])
+
+
+NO_SPAN = Span(0, 0, 0, 0)
+
+
+class Node:
+    """Base of every AST node; subclasses are frozen dataclasses with `span`."""
+
+    __slots__ = ()
+    span: Span
+
+    def children(self) -> Iterator["Node"]:
+        for name in self.__dataclass_fields__:  # type: ignore[attr-defined]
+            value = getattr(self, name)
+            if isinstance(value, Node):
+                yield value
+            elif isinstance(value, tuple):
+                for item in value:
+                    if isinstance(item, Node):
+                        yield item
+
+    def walk(self) -> Iterator["Node"]:
+        """Pre-order traversal of this node and everything below it."""
+        stack: list[Node] = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(list(node.children())))
+
+
+# ------------------------------------------------------------------ expressions
+@dataclass(frozen=True, slots=True)
+class Name(Node):
+    """An identifier, possibly qualified (`tl::x`) and templated (`f<2>`)."""
+
+    ident: str
+    span: Span
+    scope: tuple[str, ...] = ()
+    template_args: Optional[tuple[str, ...]] = None
+
+    @property
+    def qualified(self) -> str:
+        return "::".join(self.scope + (self.ident,))
+
+
+@dataclass(frozen=True, slots=True)
+class Number(Node):
+    text: str
+    span: Span
+
+    @property
+    def value(self) -> Union[int, float]:
+        return parse_number(self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class StringLit(Node):
+    text: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Node):
+    callee: "Expr"
+    args: tuple["Expr", ...]
+    span: Span
+
+    @property
+    def name(self) -> str:
+        """The callee's name: `tl::tma_load`, `wait` for `bar[i].wait(p)`."""
+        callee = self.callee
+        if isinstance(callee, Name):
+            return callee.qualified
+        if isinstance(callee, Member):
+            return callee.member
+        return ""
+
+    @property
+    def template_args(self) -> tuple[str, ...]:
+        callee = self.callee
+        if isinstance(callee, Name) and callee.template_args:
+            return callee.template_args
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class Index(Node):
+    base: "Expr"
+    index: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Member(Node):
+    base: "Expr"
+    member: str
+    arrow: bool
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Unary(Node):
+    op: str
+    operand: "Expr"
+    span: Span
+    postfix: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Binary(Node):
+    op: str
+    left: "Expr"
+    right: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Ternary(Node):
+    cond: "Expr"
+    then: "Expr"
+    other: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Assign(Node):
+    op: str
+    target: "Expr"
+    value: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Cast(Node):
+    """`(T)x`, `T(x)` or `reinterpret_cast<T>(x)`; `kind` says which."""
+
+    type: str
+    operand: "Expr"
+    kind: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class InitList(Node):
+    items: tuple["Expr", ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class SizeOf(Node):
+    type: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Comma(Node):
+    left: "Expr"
+    right: "Expr"
+    span: Span
+
+
+Expr = Union[Name, Number, StringLit, Call, Index, Member, Unary, Binary, Ternary,
+             Assign, Cast, InitList, SizeOf, Comma]
+
+
+# ------------------------------------------------------------------ statements
+@dataclass(frozen=True, slots=True)
+class Declarator(Node):
+    name: str
+    pointer: str
+    dims: tuple[Optional[Expr], ...]
+    init: Optional[Expr]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration(Node):
+    specifiers: tuple[str, ...]
+    type: str
+    declarators: tuple[Declarator, ...]
+    span: Span
+    attributes: tuple["Attribute", ...] = ()
+
+    def has(self, specifier: str) -> bool:
+        return specifier in self.specifiers
+
+
+@dataclass(frozen=True, slots=True)
+class Attribute(Node):
+    name: str
+    args: tuple[Expr, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Compound(Node):
+    body: tuple["Stmt", ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ExprStmt(Node):
+    expr: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Empty(Node):
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class If(Node):
+    cond: Expr
+    then: "Stmt"
+    other: Optional["Stmt"]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class For(Node):
+    init: Optional["Stmt"]
+    cond: Optional[Expr]
+    step: Optional[Expr]
+    body: "Stmt"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class While(Node):
+    cond: Expr
+    body: "Stmt"
+    span: Span
+    do_while: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Switch(Node):
+    cond: Expr
+    body: "Stmt"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Case(Node):
+    value: Optional[Expr]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Jump(Node):
+    """`return`, `break` or `continue`."""
+
+    kind: str
+    value: Optional[Expr]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class AsmOperand(Node):
+    constraint: str
+    expr: Optional[Expr]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Asm(Node):
+    template: str
+    sections: tuple[tuple[AsmOperand, ...], ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class TypeDecl(Node):
+    """typedef, using, static_assert: kept for completeness, rarely analyzed."""
+
+    kind: str
+    name: str
+    span: Span
+
+
+Stmt = Union[Compound, Declaration, ExprStmt, Empty, If, For, While, Switch, Case, Jump,
+             Asm, TypeDecl]
+
+
+# ------------------------------------------------------------------ top level
+@dataclass(frozen=True, slots=True)
+class Param(Node):
+    specifiers: tuple[str, ...]
+    type: str
+    name: Optional[str]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionDef(Node):
+    name: str
+    specifiers: tuple[str, ...]
+    return_type: str
+    params: tuple[Param, ...]
+    body: Optional[Compound]
+    span: Span
+    attributes: tuple[Attribute, ...] = ()
+    template: Optional[str] = None
+
+    @property
+    def is_kernel(self) -> bool:
+        return "__global__" in self.specifiers and self.body is not None
+
+    def attribute(self, name: str) -> Optional[Attribute]:
+        return next((a for a in self.attributes if a.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class StructDef(Node):
+    kind: str
+    name: Optional[str]
+    members: tuple[Node, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Namespace(Node):
+    name: Optional[str]
+    items: tuple[Node, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Directive:
+    """A preprocessor line (`#line`, `#pragma`, `#include`, ...)."""
+
+    text: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, slots=True)
+class TranslationUnit(Node):
+    items: tuple[Node, ...]
+    span: Span
+    directives: tuple[Directive, ...] = field(default=())
+
+    def functions(self) -> Iterator[FunctionDef]:
+        """Every function definition, also inside namespaces and linkage blocks."""
+        stack: list[Node] = list(reversed(self.items))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, FunctionDef):
+                yield node
+            elif isinstance(node, Namespace):
+                stack.extend(reversed(node.items))
+
+    def kernels(self) -> list[FunctionDef]:
+        return [f for f in self.functions() if f.is_kernel]
+
+
+def parse_number(text: str) -> Union[int, float]:
+    """Value of a C literal: `16`, `0x1F`, `8u`, `1.5f`, `0x0p+0f`."""
+    t = text.lower()
+    if t.startswith("0x") and "p" in t:
+        return float.fromhex(t.rstrip("fl"))
+    if t.startswith("0x"):
+        return int(t.rstrip("ul"), 16)
+    stripped = t.rstrip("ulf") if not ("e" in t or "." in t) else t.rstrip("fl")
+    if any(c in stripped for c in ".e"):
+        return float(stripped)
+    if len(stripped) > 1 and stripped.startswith("0"):
+        return int(stripped, 8)
+    return int(stripped)

@@ -1,0 +1,55 @@
+"""`#line` mapping: physical .cu lines to the TileLang Python that made them.
+
+`#line N "file"` says the *next* physical line is line N of `file`; lines
+after it count up from there until the next directive.  TileLang emits one
+before most statements, pointing at the user's kernel or at TileLang's own
+Python (gemm macros); paths may be absolute or relative.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+from .ast import Directive
+
+_LINE = re.compile(r'#\s*line\s+(\d+)(?:\s+"((?:[^"\\]|\\.)*)")?')
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """A position in the source that generated a .cu line."""
+
+    file: str
+    line: int
+
+
+class LineMap:
+    """Maps physical lines to `Origin`s; empty when the file has no `#line`."""
+
+    def __init__(self, directives: Iterable[Directive]) -> None:
+        self._at: list[int] = []
+        self._origin: list[tuple[str, int]] = []
+        current_file = ""
+        for d in directives:
+            m = _LINE.match(d.text.strip())
+            if not m:
+                continue
+            current_file = m.group(2) if m.group(2) is not None else current_file
+            self._at.append(d.line)
+            self._origin.append((current_file, int(m.group(1))))
+
+    def __bool__(self) -> bool:
+        return bool(self._at)
+
+    def origin(self, line: int) -> Optional[Origin]:
+        """The origin of physical `line`, or None before the first `#line`."""
+        i = bisect.bisect_left(self._at, line) - 1
+        if i < 0:
+            return None
+        file, start = self._origin[i]
+        return Origin(file, start + (line - self._at[i] - 1))
+
+    def files(self) -> list[str]:
+        return sorted({f for f, _ in self._origin})

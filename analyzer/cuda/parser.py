@@ -1,0 +1,141 @@
+"""Parse CUDA source into a `TranslationUnit` with a `#line` map.
+
+The grammar (grammars/cuda.lark) is compiled once per process and cached on
+disk by Lark, so a `pipelint check` process pays for it once, in milliseconds.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+from typing import Optional
+
+from lark import Lark, Token
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from .ast import Directive, TranslationUnit
+from .build import AstBuilder
+from .linemap import LineMap
+from .lexer import FastLexer
+from .typenames import TypeNames
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedFile:
+    unit: TranslationUnit
+    lines: LineMap
+    source: str
+
+
+class CudaSyntaxError(Exception):
+    """Where parsing stopped and what the grammar expected there."""
+
+    def __init__(self, message: str, line: int, column: int, expected: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+        self.expected = expected
+
+
+def _fast_plugins() -> dict:
+    """Use lark-cython's lexer and parser when installed (`pipelint[fast]`)."""
+    try:
+        import lark_cython
+    except ImportError:
+        return {}
+    FastLexer.token_class = lark_cython.Token
+    # Only the LALR parser: its lexer classes do not take a custom lexer, so
+    # a small thread object feeds it tokens from FastLexer.
+    return {"_plugins": {"LALR_Parser": lark_cython.plugins["LALR_Parser"],
+                         "LexerThread": _TokenFeed}}
+
+
+class _TokenFeed:
+    """What lark-cython's parser pulls tokens from: `next_token()`."""
+
+    def __init__(self, tokens) -> None:
+        self._next = tokens.__next__
+
+    @classmethod
+    def from_text(cls, lexer, text: str) -> "_TokenFeed":
+        return cls(lexer.lexer.lex(text))
+
+    def next_token(self, *_args):
+        try:
+            return self._next()
+        except StopIteration:
+            raise EOFError from None
+
+
+class _Parser:
+    def __init__(self) -> None:
+        grammar = resources.files("grammars").joinpath("cuda.lark").read_text(encoding="utf-8")
+        self.lark = Lark(
+            grammar,
+            parser="lalr",
+            lexer=FastLexer,
+            transformer=AstBuilder(),
+            maybe_placeholders=False,
+            cache=True,
+            **_fast_plugins(),
+
+        )
+
+    def parse(self, source: str) -> ParsedFile:
+        directives: list[Directive] = []
+        FastLexer.directives = directives
+        FastLexer.types = TypeNames(source)
+        try:
+            unit = self.lark.parse(source)
+        except UnexpectedInput as err:
+            raise _syntax_error(err, source) from None
+        except LarkError as err:  # pragma: no cover - grammar/transformer bug
+            raise CudaSyntaxError(f"cannot parse: {err}", 1, 1) from None
+        unit = TranslationUnit(unit.items, unit.span, tuple(directives))
+        return ParsedFile(unit, LineMap(directives), source)
+
+
+_NICE = {"SEMI": "';'", "RPAR": "')'", "LPAR": "'('", "RBRACE": "'}'", "LBRACE": "'{'",
+         "LSQB": "'['", "RSQB": "']'", "COMMA": "','", "NAME": "a name", "TYPE": "a type",
+         "NUMBER": "a number", "ASSIGN": "'='", "COLON": "':'"}
+
+
+def _nice(names: set[str] | frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted(_NICE.get(n, n) for n in names if not n.startswith("__")))
+
+
+def _syntax_error(err: UnexpectedInput, source: str) -> CudaSyntaxError:
+    line = getattr(err, "line", None) or 1
+    column = getattr(err, "column", None) or 1
+    if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
+        last = source.rstrip().count("\n") + 1
+        expected = _nice(set(err.expected))
+        return CudaSyntaxError(f"unexpected end of file (truncated kernel?); expected {', '.join(expected[:6])}",
+                               last, 1, expected)
+    if isinstance(err, UnexpectedToken):
+        expected = _nice(err.accepts or err.expected)
+        return CudaSyntaxError(f"unexpected {err.token.value!r}; expected one of {', '.join(expected[:8])}",
+                               line, column, expected)
+    if isinstance(err, UnexpectedCharacters):
+        char = source[err.pos_in_stream] if err.pos_in_stream < len(source) else "?"
+        return CudaSyntaxError(f"unexpected character {char!r}", line, column)
+    return CudaSyntaxError(str(err).splitlines()[0], line, column)
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> _Parser:
+    return _Parser()
+
+
+def parse(source: str) -> ParsedFile:
+    """Parse CUDA text; raises `CudaSyntaxError` at the first bad token."""
+    return _parser().parse(source)
+
+
+def parse_file(path: str) -> ParsedFile:
+    with open(path, encoding="utf-8") as fh:
+        return parse(fh.read())
+
+
+__all__ = ["CudaSyntaxError", "ParsedFile", "parse", "parse_file", "Optional"]

@@ -1,0 +1,72 @@
+"""Settles `T * x` vs `a * b` in the lexer, before the LALR parser.
+
+C++ cannot be parsed context-free: whether `half_t* p` declares a pointer
+depends on `half_t` being a type.  Like every C front end we feed that fact
+back to the parser, but from the text instead of a symbol table: a name is a
+TYPE when it is a known CUDA/TileLang type, a name the file declares as a
+type (struct, class, typedef, using, template parameter), or when the text
+after it can only continue a declaration (`X y`, `X* y =`, `(X*)`,
+`X* __restrict__`) and the text before it is not an operator.  Generated
+code never writes expression statements like `a * b;`, so the guesses are
+safe where they matter.
+"""
+from __future__ import annotations
+
+import re
+
+BUILTIN_TYPES = frozenset(
+    """
+    half_t bfloat16_t half half2 __half __half2 nv_bfloat16 nv_bfloat162 __nv_bfloat16
+    __nv_bfloat162 bfloat162 fp8_e4_t fp8_e5_t fp8_e8_t fp8_e4_2_t fp8_e4_4_t fp8_e5_2_t
+    fp8_e5_4_t fp8_e4_8_t fp8_e4_16_t fp8_e5_8_t fp8_e5_16_t __nv_fp8_e4m3 __nv_fp8_e5m2
+    uchar ushort uint ulong int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t
+    size_t ptrdiff_t intptr_t uintptr_t dim3 CUtensorMap Barrier cudaStream_t
+    char1 char2 char3 char4 uchar1 uchar2 uchar3 uchar4 short1 short2 short3 short4
+    ushort1 ushort2 ushort3 ushort4 int1 int2 int3 int4 uint1 uint2 uint3 uint4
+    long1 long2 long3 long4 ulong1 ulong2 ulong3 ulong4 longlong1 longlong2 longlong4
+    ulonglong1 ulonglong2 ulonglong4 float1 float2 float3 float4 double1 double2 double3
+    double4 GmmaDescriptor
+    """.split()
+)
+CAST_KEYWORDS = frozenset({"reinterpret_cast", "static_cast", "const_cast", "dynamic_cast"})
+_DECLARED_TYPE = re.compile(
+    r"\b(?:struct|class|union|typename|enum)\s+([A-Za-z_]\w*)"
+    r"|\btypedef\b[^;{]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*;"
+    r"|\busing\s+([A-Za-z_]\w*)\s*="
+)
+# After a type comes a declarator: a name (not `::` or a call), or pointers
+# followed by a qualifier, `)` (a cast) or a name and then `=`, `;` or `[`.
+_AFTER_TYPE = re.compile(
+    r"[ \t]*(?:[A-Za-z_]\w*\b(?![ \t]*(?:::|\())"
+    r"|(?:[*&][ \t]*)+(?:(?:const|volatile|__restrict__|__restrict)\b|\)"
+    r"|[A-Za-z_]\w*[ \t]*(?:=(?!=)|;|\[)))"
+)
+# ... unless an operator or `return` precedes it: then `a * b` is arithmetic.
+_BEFORE_EXPR = re.compile(r"(?:[-=+*/%&|^!~?:\[<>]|\breturn)[ \t]*\Z")
+
+
+def declared_types(source: str) -> frozenset[str]:
+    """Names the source declares as types, found before parsing."""
+    found: set[str] = set()
+    for match in _DECLARED_TYPE.finditer(source):
+        found.update(g for g in match.groups() if g)
+    return frozenset(found)
+
+
+class TypeNames:
+    """Decides, token by token, whether a NAME/TNAME is a type."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.types = BUILTIN_TYPES | declared_types(source) if source else BUILTIN_TYPES
+
+    def retype(self, value: str, start: int, end: int, templated: bool) -> str:
+        base = value.split("<", 1)[0] if templated else value
+        if base in CAST_KEYWORDS:
+            return "TNAME"
+        is_type = base in self.types or (
+            _AFTER_TYPE.match(self.source, end) is not None
+            and _BEFORE_EXPR.search(self.source, max(0, start - 12), start) is None)
+        if templated:
+            return "TTYPE" if is_type else "TNAME"
+        return "TYPE" if is_type else "NAME"

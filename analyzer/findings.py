@@ -1,0 +1,106 @@
+"""What checks report: rules, findings and tool errors.
+
+The shapes follow SARIF 2.1.0 so the SARIF reporter is a plain mapping:
+1-based lines and columns with an exclusive end column, related locations
+that carry their own message, and rule metadata with default levels.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 3, "warning": 2, "note": 1}[self.value]
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls(text.lower())
+        except ValueError:
+            raise ValueError(f"unknown severity {text!r} (use error, warning or note)") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A check's rule: its id is what users select, ignore and suppress."""
+
+    id: str
+    name: str
+    short: str
+    full: str
+    severity: Severity
+    help: str = ""
+    tags: tuple[str, ...] = ()
+    precision: str = "high"
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    path: str
+    line: int
+    column: int = 1
+    end_line: Optional[int] = None
+    end_column: Optional[int] = None
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    severity: Severity
+    message: str
+    location: Location
+    related: tuple[Location, ...] = ()
+    kernel: Optional[str] = None
+    plugin: Optional[str] = None
+
+    @property
+    def sort_key(self) -> tuple:
+        loc = self.location
+        return (loc.path, loc.line, loc.column, self.rule, self.message)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolError:
+    """A failure of the tool, not of the kernel: crashed plugin, unreadable file."""
+
+    message: str
+    path: Optional[str] = None
+    plugin: Optional[str] = None
+    internal: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    path: str
+    parsed: bool
+    kernels: tuple[str, ...] = ()
+    error: Optional[str] = None
+
+
+@dataclass
+class Report:
+    """Everything one run produced; reporters turn it into text, JSON, SARIF."""
+
+    files: list[FileResult] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[ToolError] = field(default_factory=list)
+    rules: dict[str, Rule] = field(default_factory=dict)
+
+    def sorted_findings(self) -> list[Finding]:
+        return sorted(self.findings, key=lambda f: f.sort_key)
+
+    def exit_code(self, fail_on: Severity) -> int:
+        if any(e.internal for e in self.errors):
+            return 3
+        if any(f.severity.rank >= fail_on.rank for f in self.findings):
+            return 1
+        return 0

@@ -1,0 +1,58 @@
+"""pipelint's hook specifications, grouped by the phase in which they run.
+
+Built-in checks in `plugins/` and third-party packages implement these with
+`@analyzer.hookimpl` and register through the entry-point group `pipelint`.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+import pluggy
+
+if TYPE_CHECKING:
+    import argparse
+
+    from .cuda.parser import ParsedFile
+    from .findings import Finding, Rule
+    from .model import KernelModel
+
+hookspec = pluggy.HookspecMarker("pipelint")
+
+
+# ---------------------------------------------------------------- load time
+@hookspec
+def pipelint_rules() -> "Iterable[Rule]":
+    """Declare the rules this plugin can report.
+
+    Called once when plugins are loaded.  Rule ids must be unique across all
+    plugins; a clash is a usage error naming both plugins.
+    """
+
+
+@hookspec
+def pipelint_add_commands(subparsers: "argparse._SubParsersAction") -> None:
+    """Add subcommands to the `pipelint` CLI (the GPU bench plugin adds `bench`).
+
+    A command sets `func=callable(args) -> int` as a parser default.
+    """
+
+
+# ---------------------------------------------------------------- check time
+@hookspec
+def pipelint_check_kernel(kernel: "KernelModel", parsed: "ParsedFile", path: str) -> "Iterable[Finding]":
+    """Check one `__global__` kernel and return findings.
+
+    :param kernel: the kernel model (shared buffers, pipelined loops, async
+        operations, barriers, mbarriers) built from the AST.
+    :param parsed: the parsed file: AST (`parsed.unit`), `#line` map
+        (`parsed.lines`) and source text.
+    :param path: the file's path as the user gave it.
+
+    Each implementation runs isolated: an exception becomes a tool error that
+    names the plugin, and the other checks' findings are kept.
+    """
+
+
+@hookspec
+def pipelint_check_file(parsed: "ParsedFile", path: str) -> "Iterable[Finding]":
+    """Check a whole parsed file (rules that are not about one kernel)."""
