@@ -1,0 +1,113 @@
+"""Integer evaluation of index, parity and trip-count expressions.
+
+Generated kernels spell the same stage slot many ways (`(k % 3)`,
+`((k + 2) % 3)`, `(k & 3)`, `((k % 6) / 3)`, `(((k & 3) >> 1) ^ 1)`, floor-mod
+expansions); rather than matching spellings, pipelint evaluates them with C
+semantics for concrete loop variables.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+from ..cuda import ast as A
+
+Env = Mapping[str, int]
+
+
+def _c_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _c_mod(a: int, b: int) -> int:
+    return a - _c_div(a, b) * b
+
+
+_BINARY = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: _c_div(a, b) if b else None,
+    "%": lambda a, b: _c_mod(a, b) if b else None,
+    "&": lambda a, b: a & b,
+    "|": lambda a, b: a | b,
+    "^": lambda a, b: a ^ b,
+    "<<": lambda a, b: a << b if 0 <= b < 64 else None,
+    ">>": lambda a, b: a >> b if 0 <= b < 64 else None,
+    "==": lambda a, b: int(a == b),
+    "!=": lambda a, b: int(a != b),
+    "<": lambda a, b: int(a < b),
+    ">": lambda a, b: int(a > b),
+    "<=": lambda a, b: int(a <= b),
+    ">=": lambda a, b: int(a >= b),
+    "&&": lambda a, b: int(bool(a) and bool(b)),
+    "||": lambda a, b: int(bool(a) or bool(b)),
+}
+
+
+def builtin_name(expr: A.Expr) -> Optional[str]:
+    """`threadIdx.x` -> "threadIdx.x" (also through `(int)` casts)."""
+    while isinstance(expr, A.Cast):
+        expr = expr.operand
+    if isinstance(expr, A.Member) and isinstance(expr.base, A.Name) and not expr.arrow:
+        if expr.base.ident in ("threadIdx", "blockIdx", "blockDim", "gridDim"):
+            return f"{expr.base.ident}.{expr.member}"
+    return None
+
+
+def evaluate(expr: Optional[A.Expr], env: Env, default: Optional[int] = None) -> Optional[int]:
+    """Value of `expr` under `env`; unknown names take `default` (None: unknown)."""
+    if expr is None:
+        return None
+    if isinstance(expr, A.Number):
+        value = expr.value
+        return int(value) if isinstance(value, int) or float(value).is_integer() else None
+    if isinstance(expr, A.Name):
+        if not expr.scope and expr.ident in env:
+            return env[expr.ident]
+        return default
+    if isinstance(expr, A.Binary):
+        left = evaluate(expr.left, env, default)
+        if left is None:
+            return None
+        if expr.op == "&&" and not left:
+            return 0
+        if expr.op == "||" and left:
+            return 1
+        right = evaluate(expr.right, env, default)
+        if right is None:
+            return None
+        return _BINARY[expr.op](left, right)
+    if isinstance(expr, A.Unary) and not expr.postfix:
+        value = evaluate(expr.operand, env, default)
+        if value is None:
+            return None
+        return {"-": -value, "+": value, "!": int(not value), "~": ~value}.get(expr.op)
+    if isinstance(expr, A.Cast):
+        name = builtin_name(expr)
+        if name is not None:
+            return env.get(name, default)
+        return evaluate(expr.operand, env, default)
+    if isinstance(expr, A.Member):
+        name = builtin_name(expr)
+        return env.get(name, default) if name else default
+    if isinstance(expr, A.Ternary):
+        cond = evaluate(expr.cond, env, default)
+        if cond is None:
+            return None
+        return evaluate(expr.then if cond else expr.other, env, default)
+    return default if default is not None and not _has_call(expr) else None
+
+
+def _has_call(expr: A.Node) -> bool:
+    return any(isinstance(n, A.Call) for n in expr.walk())
+
+
+def mentions(expr: A.Node, names: set[str] | frozenset[str]) -> bool:
+    """Whether `expr` reads any of `names` (loop variables, `threadIdx.x`)."""
+    for node in expr.walk():
+        if isinstance(node, A.Name) and not node.scope and node.ident in names:
+            return True
+        if isinstance(node, (A.Member, A.Cast)) and builtin_name(node) in names:
+            return True
+    return False

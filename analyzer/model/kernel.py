@@ -1,0 +1,147 @@
+"""The kernel model: what the software pipeline in one kernel became.
+
+Built from the AST of one `__global__` function: shared buffers by byte
+range, mbarrier arrays, thread roles, and per-role event traces with
+concrete stage slots.  Analyses that several checks share (the cp.async
+simulation, the mbarrier simulation) hang off the model as cached properties,
+so a check that needs none of them costs nothing.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+from ..cuda import ast as A
+from ..cuda.linemap import LineMap
+from .evaluate import evaluate
+from .shared import MBarrierArray, SharedBuffer, SharedLayout
+from .trace import Event, LoopInfo, Role, Trace, TraceBuilder
+
+
+@dataclass(frozen=True, slots=True)
+class BufferStages:
+    """How a pipelined buffer is versioned: stage stride and slot count."""
+
+    buffer: str
+    stride: int          # bytes between consecutive versions
+    versions: int        # slots the buffer's accesses rotate over
+
+
+class KernelModel:
+    """Everything pipelint knows about one kernel; read-only for checks."""
+
+    def __init__(self, func: A.FunctionDef, lines: Optional[LineMap] = None) -> None:
+        assert func.body is not None
+        self.func = func
+        self.name = func.name
+        self.lines = lines
+        self.threads = self._threads()
+        self.layout = SharedLayout(func.body)
+        self.trace: Trace = TraceBuilder(func, self.layout, self.threads).build()
+        self.stages = self._stages()
+
+    # ---------------------------------------------------------------- facts
+    @property
+    def buffers(self) -> dict[str, SharedBuffer]:
+        return self.layout.buffers
+
+    @property
+    def barriers(self) -> dict[str, MBarrierArray]:
+        return self.layout.barriers
+
+    @property
+    def roles(self) -> list[Role]:
+        return self.trace.roles
+
+    @property
+    def loops(self) -> list[LoopInfo]:
+        return list(self.trace.loops.values())
+
+    @property
+    def pipelined_loops(self) -> list[LoopInfo]:
+        return [loop for loop in self.trace.loops.values() if loop.pipelined]
+
+    def _threads(self) -> int:
+        bounds = self.func.attribute("__launch_bounds__")
+        if bounds and bounds.args:
+            value = evaluate(bounds.args[0], {})
+            if value:
+                return value
+        return 128
+
+    def _stages(self) -> dict[str, BufferStages]:
+        """Stride = gcd of offset changes caused by the pipeline variable alone."""
+        per_site: dict[tuple, set[int]] = {}
+        for ev in self.trace.all_events():
+            if ev.buffer is None or ev.offset is None or not ev.iteration or ev.site is None:
+                continue
+            per_site.setdefault((ev.buffer, ev.site), set()).add(ev.offset)
+        strides: dict[str, int] = {}
+        for (buffer, _), offsets in per_site.items():
+            ordered = sorted(offsets)
+            for a, b in zip(ordered, ordered[1:]):
+                strides[buffer] = math.gcd(strides.get(buffer, 0), b - a)
+        result = {}
+        for buffer, stride in strides.items():
+            if stride <= 0:
+                continue
+            slots = {ev.offset // stride for ev in self.trace.all_events()
+                     if ev.buffer == buffer and ev.offset is not None}
+            result[buffer] = BufferStages(buffer, stride, max(slots) + 1 if slots else 1)
+        return result
+
+    def slot(self, ev: Event) -> Optional[int]:
+        """The stage slot an event touches (0 for unversioned buffers)."""
+        if ev.buffer is None or ev.offset is None:
+            return None
+        stages = self.stages.get(ev.buffer)
+        return ev.offset // stages.stride if stages else 0
+
+    def byte_range(self, ev: Event) -> Optional[tuple[str, int, int]]:
+        """(space, start, end) an event may touch: its slot, or its whole buffer."""
+        buf = self.buffers.get(ev.buffer or "")
+        if buf is None:
+            return None
+        stages = self.stages.get(buf.name)
+        if stages and ev.offset is not None:
+            start = buf.offset + (ev.offset // stages.stride) * stages.stride
+            return buf.space, start, start + stages.stride
+        end = buf.offset + buf.size if buf.size is not None else 1 << 40
+        return buf.space, buf.offset, end
+
+    def shared_bytes(self) -> Optional[int]:
+        """Static estimate of dynamic + static shared memory per block."""
+        total = 0
+        dyn_end = 0
+        for buf in self.buffers.values():
+            size = buf.size
+            stages = self.stages.get(buf.name)
+            if size is None and stages:
+                size = stages.stride * stages.versions
+            if size is None:
+                return None
+            if buf.space == "dynamic":
+                dyn_end = max(dyn_end, buf.offset + size)
+            else:
+                total += size
+        total += sum(8 * b.count for b in self.barriers.values())
+        return total + dyn_end
+
+    # ---------------------------------------------------------------- shared analyses
+    @functools.cached_property
+    def cp_async(self):
+        from .cpasync import CpAsyncAnalysis
+
+        return CpAsyncAnalysis(self)
+
+    @functools.cached_property
+    def mbarrier(self):
+        from .mbarrier import MBarrierAnalysis
+
+        return MBarrierAnalysis(self)
+
+    def origin(self, node: A.Node):
+        """The TileLang Python position of a node, through `#line`."""
+        return self.lines.origin(node.span.line) if self.lines else None

@@ -1,0 +1,175 @@
+"""Shared memory as TileLang lays it out: buffers by byte range.
+
+TileLang puts most shared buffers in one dynamic allocation and names them by
+pointer aliases (`void* A_shared = ((void*)((char*)buf_dyn_shmem + 24576));`);
+buffers with disjoint lifetimes share offsets, so identity is the byte range,
+not the name.  Static `__shared__` arrays are their own spaces.  mbarriers are
+found by declaration (`__shared__ uint64_t X_mem[N]; auto X =
+reinterpret_cast<Barrier*>(X_mem);`), whatever X is called.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ..cuda import ast as A
+from .evaluate import evaluate
+from .intrinsics import type_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SharedBuffer:
+    name: str
+    space: str              # "dynamic" for the extern buffer, else the array's own name
+    offset: int             # bytes from the start of its space
+    size: Optional[int]     # bytes; None when the layout does not say
+    elem_type: str
+    decl: A.Node
+
+    def overlaps(self, other: "SharedBuffer") -> bool:
+        if self.space != other.space or self.name == other.name:
+            return False
+        a_end = self.offset + self.size if self.size is not None else None
+        b_end = other.offset + other.size if other.size is not None else None
+        return ((a_end is None or other.offset < a_end)
+                and (b_end is None or self.offset < b_end))
+
+
+@dataclass(frozen=True, slots=True)
+class MBarrierArray:
+    name: str
+    storage: str
+    count: int
+    decl: A.Node
+
+
+@dataclass(frozen=True, slots=True)
+class SmemRef:
+    """A pointer into shared memory: buffer, element size and element index."""
+
+    buffer: str
+    elem_bytes: int
+    index: Optional[A.Expr]
+
+
+def _strip(expr: A.Expr) -> A.Expr:
+    while isinstance(expr, A.Cast) and expr.kind == "c" and "*" not in expr.type:
+        expr = expr.operand
+    return expr
+
+
+def _dynamic_alias(init: A.Expr, dynamic: set[str]) -> Optional[int]:
+    """Offset of `((void*)((char*)buf_dyn_shmem + OFF))`, or None."""
+    expr = init
+    while isinstance(expr, A.Cast):
+        expr = expr.operand
+    if isinstance(expr, A.Binary) and expr.op == "+":
+        base = expr.left
+        while isinstance(base, A.Cast):
+            base = base.operand
+        if isinstance(base, A.Name) and base.ident in dynamic:
+            return evaluate(expr.right, {})
+    if isinstance(expr, A.Name) and expr.ident in dynamic:
+        return 0
+    return None
+
+
+class SharedLayout:
+    """Finds shared buffers and mbarrier arrays in a kernel body."""
+
+    def __init__(self, body: A.Compound) -> None:
+        self.buffers: dict[str, SharedBuffer] = {}
+        self.barriers: dict[str, MBarrierArray] = {}
+        self._pointer_types: dict[str, str] = {}
+        dynamic: set[str] = set()
+        dynamic_types: dict[str, tuple[str, A.Declaration]] = {}
+        static: dict[str, tuple[str, A.Declaration, A.Declarator]] = {}
+        aliases: list[tuple[str, int, A.Declaration]] = []
+        for node in body.walk():
+            if not isinstance(node, A.Declaration):
+                continue
+            for d in node.declarators:
+                if node.has("__shared__"):
+                    if node.has("extern") or (d.dims and d.dims[0] is None):
+                        dynamic.add(d.name)
+                        dynamic_types[d.name] = (node.type, node)
+                    else:
+                        static[d.name] = (node.type, node, d)
+                elif d.init is not None:
+                    self._declare_alias(node, d, dynamic, static, aliases)
+        for name, (type_text, decl, d) in static.items():
+            if name in {b.storage for b in self.barriers.values()}:
+                continue
+            count = 1
+            for dim in d.dims:
+                count *= evaluate(dim, {}) or 0
+            elem = type_bytes(type_text) or 1
+            self.buffers[name] = SharedBuffer(name, name, 0, count * elem, type_text, decl)
+        if not aliases:  # `extern __shared__ float A_shared[];` used directly
+            for name, (type_text, decl) in dynamic_types.items():
+                self.buffers[name] = SharedBuffer(name, "dynamic", 0, None, type_text, decl)
+        offsets = sorted({off for _, off, _ in aliases})
+        for name, off, decl in aliases:
+            later = [o for o in offsets if o > off]
+            size = later[0] - off if later else None
+            self.buffers[name] = SharedBuffer(name, "dynamic", off, size, "", decl)
+
+    def _declare_alias(self, decl: A.Declaration, d: A.Declarator, dynamic: set[str],
+                       static: dict, aliases: list) -> None:
+        init = d.init
+        if isinstance(init, A.Cast) and init.kind == "reinterpret_cast" and "Barrier" in init.type:
+            storage = init.operand
+            if isinstance(storage, A.Name) and storage.ident in static:
+                dims = static[storage.ident][2].dims
+                count = evaluate(dims[0], {}) if dims else 1
+                self.barriers[d.name] = MBarrierArray(d.name, storage.ident, count or 1, decl)
+            return
+        off = _dynamic_alias(init, dynamic)
+        if off is not None and (d.pointer or decl.type in ("void", "auto")):
+            aliases.append((d.name, off, decl))
+
+    # ---------------------------------------------------------------- lookups
+    def pointer_base(self, expr: A.Expr) -> Optional[tuple[str, int]]:
+        """(buffer, element bytes) if `expr` is a typed pointer to a buffer."""
+        elem = None
+        while isinstance(expr, A.Cast):
+            if "*" in expr.type:
+                elem = elem or type_bytes(expr.type)
+            expr = expr.operand
+        if isinstance(expr, A.Name) and not expr.scope and expr.ident in self.buffers:
+            buf = self.buffers[expr.ident]
+            return expr.ident, elem or type_bytes(buf.elem_type) or 1
+        return None
+
+    def ref(self, expr: A.Expr) -> Optional[SmemRef]:
+        """Resolve `&(((T*)buf)[i])`, `((T*)buf) + i`, `*(U*)(...)`, `buf[i]`."""
+        expr = _strip(expr)
+        if isinstance(expr, A.Unary) and expr.op in ("&", "*") and not expr.postfix:
+            return self.ref(expr.operand)
+        if isinstance(expr, A.Index):
+            base = self.pointer_base(expr.base)
+            if base:
+                return SmemRef(base[0], base[1], expr.index)
+            inner = self.ref(expr.base)  # multi-dimensional static arrays
+            return inner
+        if isinstance(expr, A.Binary) and expr.op == "+":
+            base = self.pointer_base(expr.left)
+            if base:
+                return SmemRef(base[0], base[1], expr.right)
+        if isinstance(expr, A.Cast):
+            inner = self.ref(expr.operand)
+            if inner:
+                return inner
+        base = self.pointer_base(expr)
+        if base:
+            return SmemRef(base[0], base[1], None)
+        return None
+
+    def barrier_ref(self, expr: A.Expr) -> Optional[tuple[str, A.Expr]]:
+        """(array, index expression) for `bar[i]`."""
+        expr = _strip(expr)
+        if isinstance(expr, A.Index) and isinstance(expr.base, A.Name) and expr.base.ident in self.barriers:
+            return expr.base.ident, expr.index
+        if isinstance(expr, A.Name) and expr.ident in self.barriers:
+            return expr.ident, A.Number("0", expr.span)
+        return None
