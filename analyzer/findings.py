@@ -76,6 +76,7 @@ class ToolError:
     path: Optional[str] = None
     plugin: Optional[str] = None
     internal: bool = True
+    detail: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +95,8 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     errors: list[ToolError] = field(default_factory=list)
     rules: dict[str, Rule] = field(default_factory=dict)
+    suppressed: list[Finding] = field(default_factory=list)
+    baselined: int = 0
 
     def sorted_findings(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: f.sort_key)

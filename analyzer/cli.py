@@ -1,0 +1,181 @@
+"""The `pipelint` command line.
+
+Exit codes: 0 nothing at or above the fail level, 1 findings, 2 usage error,
+3 internal error (a crashed plugin, an unexpected exception).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Optional, Sequence
+
+from . import __version__
+from .findings import Severity
+from .plugins import UsageError, load_plugins
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse's own exit code is 2 as well
+        self.print_usage(sys.stderr)
+        self.exit(2, f"pipelint: error: {message}\n")
+
+
+def build_parser(host=None) -> argparse.ArgumentParser:
+    parser = _Parser(prog="pipelint", description="Static analyzer for software pipelines in "
+                     "TileLang-generated CUDA.")
+    parser.add_argument("--version", action="version", version=f"pipelint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    check = sub.add_parser("check", help="lint .cu/.cuh files and folders")
+    check.add_argument("paths", nargs="+", metavar="PATH")
+    add_output_options(check)
+    check.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (0: auto)")
+    check.add_argument("--max-file-size", type=float, default=16.0, metavar="MB",
+                       help="skip files larger than this (default 16 MB)")
+    check.set_defaults(func=cmd_check)
+    rules = sub.add_parser("rules", help="list every rule with its plugin and default severity")
+    rules.add_argument("--format", choices=("text", "json"), default="text")
+    rules.set_defaults(func=cmd_rules)
+    rule = sub.add_parser("rule", help="print the documentation of one rule")
+    rule.add_argument("rule_id")
+    rule.set_defaults(func=cmd_rule)
+    plugins = sub.add_parser("plugins", help="list loaded plugins with versions")
+    plugins.set_defaults(func=cmd_plugins)
+    if host is not None:
+        host.pm.hook.pipelint_add_commands(subparsers=sub)
+    return parser
+
+
+def add_output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument("--sarif-output", metavar="FILE", help="also write SARIF here")
+    p.add_argument("--sarif-category", metavar="ID", help="SARIF automationDetails.id")
+    p.add_argument("--fail-on", choices=("error", "warning", "note"), default=None,
+                   help="lowest severity that makes the exit code 1 (default warning)")
+    p.add_argument("--statistics", action="store_true", help="print counts per rule")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    p.add_argument("--disable-plugin", action="append", default=[], metavar="NAME")
+    p.add_argument("--select", default=None, help="comma-separated rule ids to report")
+    p.add_argument("--ignore", default=None, help="comma-separated rule ids to drop")
+    p.add_argument("--extend-select", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--config", default=None, metavar="FILE", help="pyproject.toml to read [tool.pipelint] from")
+    p.add_argument("--baseline", default=None, metavar="FILE", help="report only findings not in FILE")
+    p.add_argument("--write-baseline", default=None, metavar="FILE", help="record current findings")
+
+
+def _colour(args, stream) -> bool:
+    if args.color == "always":
+        return True
+    if args.color == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+def emit(args, report, host) -> None:
+    from .report import get_reporter
+
+    out_stream = sys.stdout
+    colour = not args.output and _colour(args, out_stream)
+    text = get_reporter(args.format)(report, colour=colour, statistics=args.statistics,
+                                     host=host, category=args.sarif_category)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        out_stream.write(text)
+    if args.sarif_output:
+        sarif = get_reporter("sarif")(report, host=host, category=args.sarif_category)
+        with open(args.sarif_output, "w", encoding="utf-8") as fh:
+            fh.write(sarif)
+
+
+def cmd_check(args, host) -> int:
+    from .config import apply_config, load_config
+    from .engine import CheckOptions, collect_files, run_check
+
+    config = load_config(args.paths, args.config, host)
+    files, notes = collect_files(args.paths)
+    for note in notes:
+        print(f"pipelint: {note}", file=sys.stderr)
+    if not files:
+        raise UsageError("nothing to check: no .cu or .cuh files in the given paths")
+    options = CheckOptions(max_bytes=int(args.max_file_size * 1024 * 1024), jobs=args.jobs,
+                           disable=tuple(args.disable_plugin))
+    report = run_check(files, host, options)
+    fail_on = apply_config(report, config, args, host)
+    emit(args, report, host)
+    return report.exit_code(fail_on)
+
+
+def cmd_rules(args, host) -> int:
+    rules = sorted(host.rules.values(), key=lambda r: (host.rule_plugin[r.id], r.id))
+    if args.format == "json":
+        import json
+
+        print(json.dumps([{"id": r.id, "plugin": host.rule_plugin[r.id], "severity": r.severity.value,
+                           "short": r.short} for r in rules], indent=2))
+        return 0
+    width = max(len(r.id) for r in rules)
+    pw = max(len(host.rule_plugin[r.id]) for r in rules)
+    for r in rules:
+        print(f"{r.id:<{width}}  {host.rule_plugin[r.id]:<{pw}}  {r.severity.value:<7}  {r.short}")
+    return 0
+
+
+def cmd_rule(args, host) -> int:
+    from .docs import rule_page
+
+    rule = host.rules.get(args.rule_id)
+    if rule is None:
+        raise UsageError(f"unknown rule id {args.rule_id!r} (see `pipelint rules`)")
+    print(rule_page(rule, host.rule_plugin[rule.id]))
+    return 0
+
+
+def cmd_plugins(args, host) -> int:
+    for name in host.plugin_names():
+        rules = sorted(r for r, p in host.rule_plugin.items() if p == name)
+        print(f"{name}  {host.versions.get(name, '')}  {', '.join(rules)}")
+    for e in host.errors:
+        print(f"error: {e.message}", file=sys.stderr)
+    return 3 if host.errors else 0
+
+
+def _disable_from_argv(argv: Sequence[str]) -> list[str]:
+    names = []
+    for i, a in enumerate(argv):
+        if a == "--disable-plugin" and i + 1 < len(argv):
+            names.append(argv[i + 1])
+        elif a.startswith("--disable-plugin="):
+            names.append(a.split("=", 1)[1])
+    return names
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        host = load_plugins(_disable_from_argv(argv))
+        parser = build_parser(host)
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        return args.func(args, host)
+    except UsageError as err:
+        print(f"pipelint: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - last line of defence, exit code 3
+        if os.environ.get("PIPELINT_DEBUG"):
+            raise
+        print(f"pipelint: internal error: {type(exc).__name__}: {exc} "
+              f"(set PIPELINT_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

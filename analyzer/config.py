@@ -1,0 +1,209 @@
+"""`[tool.pipelint]` configuration, inline suppressions and baselines.
+
+Precedence: command-line flags over the configuration file over rule
+defaults.  Unknown keys and rule ids are usage errors that name them, so a
+typo never silently disables a check.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Optional, Sequence
+
+from .findings import Finding, Location, Report, Severity
+from .plugins import PluginHost, UsageError
+
+KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "per-kernel-ignores", "severity",
+        "fail-on", "max-file-size", "jobs"}
+SUPPRESS = re.compile(r"//\s*pipelint:\s*ignore(?:\[([^\]]*)\])?")
+
+
+@dataclass
+class Config:
+    path: Optional[str] = None
+    select: Optional[set[str]] = None
+    ignore: set[str] = field(default_factory=set)
+    extend_select: set[str] = field(default_factory=set)
+    per_file_ignores: dict[str, set[str]] = field(default_factory=dict)
+    per_kernel_ignores: dict[str, set[str]] = field(default_factory=dict)
+    severity: dict[str, Severity] = field(default_factory=dict)
+    fail_on: Optional[Severity] = None
+
+
+def find_pyproject(paths: Sequence[str]) -> Optional[Path]:
+    start = Path(paths[0]).resolve() if paths else Path.cwd()
+    for d in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
+        candidate = d / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, OSError):
+                continue
+            if "pipelint" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def _ids(value, where: str, host: PluginHost) -> set[str]:
+    items = value.split(",") if isinstance(value, str) else list(value)
+    ids = {str(i).strip() for i in items if str(i).strip()}
+    unknown = sorted(i for i in ids if i not in host.rules)
+    if unknown:
+        raise UsageError(f"unknown rule id(s) in {where}: {', '.join(unknown)}")
+    return ids
+
+
+def load_config(paths: Sequence[str], explicit: Optional[str], host: PluginHost) -> Config:
+    if explicit:
+        p = Path(explicit)
+        if not p.is_file():
+            raise UsageError(f"config file not found: {explicit}")
+    else:
+        p = find_pyproject(paths)
+        if p is None:
+            return Config()
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{p}: invalid TOML: {exc}") from None
+    table = data.get("tool", {}).get("pipelint", {})
+    unknown = sorted(set(table) - KEYS)
+    if unknown:
+        raise UsageError(f"{p}: unknown key(s) in [tool.pipelint]: {', '.join(unknown)}")
+    where = f"{p} [tool.pipelint]"
+    cfg = Config(path=str(p))
+    if "select" in table:
+        cfg.select = _ids(table["select"], where + " select", host)
+    cfg.ignore = _ids(table.get("ignore", []), where + " ignore", host)
+    cfg.extend_select = _ids(table.get("extend-select", []), where + " extend-select", host)
+    cfg.per_file_ignores = {g: _ids(v, f"{where} per-file-ignores", host)
+                            for g, v in table.get("per-file-ignores", {}).items()}
+    cfg.per_kernel_ignores = {k: _ids(v, f"{where} per-kernel-ignores", host)
+                              for k, v in table.get("per-kernel-ignores", {}).items()}
+    for rule, level in table.get("severity", {}).items():
+        _ids([rule], where + " severity", host)
+        try:
+            cfg.severity[rule] = Severity.parse(level)
+        except ValueError as exc:
+            raise UsageError(f"{where} severity.{rule}: {exc}") from None
+    if "fail-on" in table:
+        try:
+            cfg.fail_on = Severity.parse(table["fail-on"])
+        except ValueError as exc:
+            raise UsageError(f"{where} fail-on: {exc}") from None
+    return cfg
+
+
+def _enabled(rule: str, cfg: Config, args) -> bool:
+    select = cfg.select
+    if getattr(args, "select", None):
+        select = set(args.select.split(","))
+    ignore = set(cfg.ignore)
+    if getattr(args, "ignore", None):
+        ignore |= set(args.ignore.split(","))
+    extend = set(cfg.extend_select)
+    if getattr(args, "extend_select", None):
+        extend |= set(args.extend_select.split(","))
+    if rule in ignore:
+        return False
+    return select is None or rule in select or rule in extend
+
+
+def _file_ignored(f: Finding, cfg: Config) -> bool:
+    path = f.location.path
+    for glob, rules in cfg.per_file_ignores.items():
+        if (fnmatch.fnmatch(path, glob) or fnmatch.fnmatch(Path(path).name, glob)) and f.rule in rules:
+            return True
+    return bool(f.kernel and f.rule in cfg.per_kernel_ignores.get(f.kernel, set()))
+
+
+def inline_suppressions(path: str) -> dict[int, tuple[set[str], int]]:
+    """line -> (rule ids, column) of `// pipelint: ignore[RULE,...]` comments."""
+    out: dict[int, tuple[set[str], int]] = {}
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for n, line in enumerate(fh, 1):
+                m = SUPPRESS.search(line)
+                if m:
+                    out[n] = ({r.strip() for r in (m.group(1) or "").split(",") if r.strip()}, m.start() + 1)
+    except OSError:
+        pass
+    return out
+
+
+def apply_config(report: Report, cfg: Config, args, host: PluginHost) -> Severity:
+    """Filter and adjust findings in place; return the fail-on level."""
+    for name in ("select", "ignore", "extend_select"):
+        value = getattr(args, name, None)
+        if value:
+            _ids(value, f"--{name.replace('_', '-')}", host)
+    kept: list[Finding] = []
+    for f in report.findings:
+        if not _enabled(f.rule, cfg, args) or _file_ignored(f, cfg):
+            continue
+        if f.rule in cfg.severity:
+            f = replace(f, severity=cfg.severity[f.rule])
+        kept.append(f)
+    report.findings = kept
+    _apply_suppressions(report, host)
+    _apply_baseline(report, args)
+    if getattr(args, "fail_on", None):
+        return Severity.parse(args.fail_on)
+    return cfg.fail_on or Severity.WARNING
+
+
+def _apply_suppressions(report: Report, host: PluginHost) -> None:
+    from .core_rules import UNUSED_SUPPRESSION
+
+    by_file: dict[str, dict[int, tuple[set[str], int]]] = {}
+    used: set[tuple[str, int, str]] = set()
+    kept = []
+    for f in report.findings:
+        path = f.location.path
+        sup = by_file.setdefault(path, inline_suppressions(path))
+        hit = None
+        for line in (f.location.line, f.location.line - 1):
+            rules = sup.get(line, (set(), 0))[0]
+            if f.rule in rules:
+                hit = line
+        if hit is not None:
+            used.add((path, hit, f.rule))
+            report.suppressed.append(f)
+        else:
+            kept.append(f)
+    for r in report.files:
+        sup = by_file.get(r.path) or inline_suppressions(r.path)
+        for line, (rules, col) in sup.items():
+            if not rules:
+                kept.append(Finding(UNUSED_SUPPRESSION.id, UNUSED_SUPPRESSION.severity,
+                                    "suppression comment names no rule: write `pipelint: ignore[RULE]`",
+                                    Location(r.path, line, col), plugin="pipelint"))
+            for rule in sorted(rules):
+                if (r.path, line, rule) not in used:
+                    kept.append(Finding(UNUSED_SUPPRESSION.id, UNUSED_SUPPRESSION.severity,
+                                        f"suppression of {rule} matches no finding",
+                                        Location(r.path, line, col), plugin="pipelint"))
+    report.findings = kept
+
+
+def _apply_baseline(report: Report, args) -> None:
+    from .fingerprint import fingerprint
+
+    if getattr(args, "write_baseline", None):
+        prints = sorted({fingerprint(f) for f in report.findings})
+        with open(args.write_baseline, "w", encoding="utf-8") as fh:
+            json.dump({"tool": "pipelint", "fingerprints": prints}, fh, indent=2)
+            fh.write("\n")
+    if getattr(args, "baseline", None):
+        try:
+            with open(args.baseline, encoding="utf-8") as fh:
+                known = set(json.load(fh)["fingerprints"])
+        except (OSError, ValueError, KeyError) as exc:
+            raise UsageError(f"cannot read baseline {args.baseline}: {exc}") from None
+        kept = [f for f in report.findings if fingerprint(f) not in known]
+        report.baselined = len(report.findings) - len(kept)
+        report.findings = kept

@@ -1,0 +1,25 @@
+"""Rules the core itself reports: input it could not analyse."""
+from __future__ import annotations
+
+from .findings import Rule, Severity
+
+PARSE_ERROR = Rule(
+    "parse-error", "ParseError", "File does not parse as CUDA",
+    "pipelint's CUDA grammar could not parse the file; nothing in it was checked. A truncated "
+    "dump or a construct outside the supported subset are the usual causes.",
+    Severity.ERROR, "Check the file is a complete kernel dump; report the construct if it is valid CUDA.",
+    ("tool",))
+UNREADABLE = Rule(
+    "unreadable-file", "UnreadableFile", "File cannot be read as CUDA text",
+    "The file is binary, not UTF-8, too large, or could not be read.",
+    Severity.ERROR, "Point pipelint at generated .cu/.cuh sources.", ("tool",))
+NO_KERNEL = Rule(
+    "no-kernel", "NoKernel", "File has no __global__ kernel",
+    "The file parsed but defines no `__global__` function with a body, so no pipeline check ran.",
+    Severity.NOTE, "Dump the kernel source (e.g. `kernel.get_kernel_source()`), not only the header.",
+    ("tool",))
+UNUSED_SUPPRESSION = Rule(
+    "unused-suppression", "UnusedSuppression", "Suppression comment matches no finding",
+    "A `// pipelint: ignore[RULE]` comment suppresses nothing on its line or the next, or names "
+    "no rule.", Severity.NOTE, "Remove the comment or fix the rule id.", ("tool",))
+CORE_RULES = (PARSE_ERROR, UNREADABLE, NO_KERNEL, UNUSED_SUPPRESSION)

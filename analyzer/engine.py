@@ -1,0 +1,132 @@
+"""Run the checks over files: read, parse, model each kernel, call plugins.
+
+Every failure is contained to its file (a finding or a tool error) so one bad
+input never loses the other files' results.  Files are spread over worker
+processes when there are enough of them to pay for the start-up.
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+from .core_rules import NO_KERNEL, PARSE_ERROR, UNREADABLE
+from .cuda import CudaSyntaxError, parse
+from .findings import FileResult, Finding, Location, Report, ToolError
+from .plugins import PluginHost, UsageError, load_plugins
+
+SUFFIXES = (".cu", ".cuh")
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    max_bytes: int = DEFAULT_MAX_BYTES
+    jobs: int = 0
+    disable: tuple[str, ...] = ()
+
+
+def collect_files(paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Files to check and messages about paths that hold none."""
+    files: list[str] = []
+    notes: list[str] = []
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists():
+            raise UsageError(f"path not found: {raw}")
+        if p.is_dir():
+            found = sorted(str(f) for f in p.rglob("*") if f.suffix in SUFFIXES and f.is_file())
+            if not found:
+                notes.append(f"no .cu or .cuh files under {raw}")
+            files.extend(found)
+        else:
+            files.append(str(p))
+    return files, notes
+
+
+def _file_finding(rule, path: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    return Finding(rule.id, rule.severity, message, Location(path, line, column, line, column + 1),
+                   plugin="pipelint")
+
+
+def read_source(path: str, max_bytes: int) -> tuple[Optional[str], Optional[Finding]]:
+    try:
+        size = os.path.getsize(path)
+        if size > max_bytes:
+            return None, _file_finding(UNREADABLE, path, f"file is {size / 1e6:.1f} MB, over the "
+                                       f"{max_bytes / 1e6:.0f} MB limit (--max-file-size)")
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return None, _file_finding(UNREADABLE, path, f"cannot read file: {exc.strerror or exc}")
+    if b"\0" in data[:8192]:
+        return None, _file_finding(UNREADABLE, path, "binary file (contains NUL bytes), not CUDA source")
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        return None, _file_finding(UNREADABLE, path, f"not UTF-8 text: byte 0x{data[exc.start]:02x} "
+                                   f"at offset {exc.start}", line)
+
+
+def check_source(path: str, source: str, host: PluginHost) -> tuple[FileResult, list[Finding], list[ToolError]]:
+    from .model import KernelModel
+
+    try:
+        parsed = parse(source)
+    except CudaSyntaxError as err:
+        return (FileResult(path, False, error=err.message),
+                [_file_finding(PARSE_ERROR, path, err.message, err.line, err.column)], [])
+    findings, errors = host.check_file(parsed, path)
+    kernels = parsed.unit.kernels()
+    if not kernels and path.endswith(".cu"):
+        findings.append(_file_finding(NO_KERNEL, path, "no __global__ kernel with a body in this file"))
+    for func in kernels:
+        try:
+            model = KernelModel(func, parsed.lines)
+        except Exception as exc:  # noqa: BLE001 - a model bug must not lose other files
+            errors.append(ToolError(f"cannot model kernel {func.name}: {type(exc).__name__}: {exc}",
+                                    path=path, plugin="pipelint"))
+            continue
+        f, e = host.check_kernel(model, parsed, path)
+        findings.extend(f)
+        errors.extend(e)
+    return FileResult(path, True, tuple(k.name for k in kernels)), findings, errors
+
+
+def check_file(path: str, host: PluginHost, max_bytes: int) -> tuple[FileResult, list[Finding], list[ToolError]]:
+    source, problem = read_source(path, max_bytes)
+    if problem is not None:
+        return FileResult(path, False, error=problem.message), [problem], []
+    return check_source(path, source or "", host)
+
+
+_WORKER_HOST: Optional[PluginHost] = None
+
+
+def _worker_init(disable: tuple[str, ...]) -> None:
+    global _WORKER_HOST
+    _WORKER_HOST = load_plugins(disable)
+
+
+def _worker(args: tuple[str, int]):
+    assert _WORKER_HOST is not None
+    return check_file(args[0], _WORKER_HOST, args[1])
+
+
+def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions) -> Report:
+    files = list(files)
+    report = Report(rules=dict(host.rules), errors=list(host.errors))
+    jobs = options.jobs or (min(os.cpu_count() or 1, 8) if len(files) >= 8 else 1)
+    if jobs > 1 and len(files) > 1:
+        with ProcessPoolExecutor(jobs, initializer=_worker_init, initargs=(options.disable,)) as pool:
+            results = list(pool.map(_worker, [(f, options.max_bytes) for f in files], chunksize=4))
+    else:
+        results = [check_file(f, host, options.max_bytes) for f in files]
+    for result, findings, errors in results:
+        report.files.append(result)
+        report.findings.extend(findings)
+        report.errors.extend(errors)
+    return report

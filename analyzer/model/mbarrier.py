@@ -1,0 +1,314 @@
+"""The TMA / mbarrier protocol, checked by running the roles against each other.
+
+An mbarrier completes a phase when the arrivals its `init` asked for have
+come and the transaction bytes announced by `expect_tx` have landed; a
+`wait(parity)` returns once the phase of that parity is complete.  The roles
+of a warp-specialized kernel (TMA producer, MMA consumers) are interleaved
+round-robin until each blocks; nobody able to move is a hang.  Along the way:
+
+* a read of a TMA-written slot must come after a wait that observed the
+  phase the TMA completes (RAW);
+* a TMA write into a slot must come after the producer observed the phase
+  in which every reader of the old contents arrived on its release barrier
+  (WAR);
+* per iteration, arrivals must match `init` counts and `expect_tx` bytes the
+  bytes of the TMA loads that signal the barrier.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+from .trace import Event
+
+if TYPE_CHECKING:
+    from .kernel import KernelModel
+
+Barrier = tuple[str, int]
+ARRIVE_KINDS = frozenset({"mbar_arrive", "mbar_arrive_expect_tx", "cp_async_arrive"})
+EXPECT_KINDS = frozenset({"mbar_expect_tx", "mbar_arrive_expect_tx"})
+USE_KINDS = frozenset({"mbar_wait", "mbar_arrive", "mbar_expect_tx", "mbar_arrive_expect_tx",
+                       "tma_load", "cp_async_arrive"})
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolIssue:
+    kind: str                 # arrival-count | tx-bytes | deadlock | raw | war-unreleased | war-unobserved | init-fence
+    event: Event              # where to report
+    message: str
+    related: tuple[tuple[Event, str], ...] = ()
+
+    @property
+    def key(self) -> tuple:
+        return (self.kind, id(self.event.node))
+
+
+def bar_name(b: Optional[Barrier]) -> str:
+    return f"{b[0]}[{b[1]}]" if b else "?"
+
+
+@dataclass
+class _Bar:
+    init: Optional[int] = None
+    arrivals: int = 0
+    tx: int = 0
+    completed: int = 0
+
+
+class MBarrierAnalysis:
+    def __init__(self, model: "KernelModel") -> None:
+        self.model = model
+
+    @functools.cached_property
+    def uses_mbarriers(self) -> bool:
+        return bool(self.model.barriers) and any(
+            ev.kind in USE_KINDS for ev in self.model.trace.all_events())
+
+    @functools.cached_property
+    def issues(self) -> list[ProtocolIssue]:
+        if not self.uses_mbarriers:
+            return []
+        found: dict[tuple, ProtocolIssue] = {}
+        for issue in self._counts() + self._init_fence() + self._simulate():
+            found.setdefault(issue.key, issue)
+        return list(found.values())
+
+    # ---------------------------------------------------------------- static per-iteration counts
+    def _inits(self) -> dict[Barrier, Event]:
+        inits: dict[Barrier, Event] = {}
+        for ev in self.model.trace.all_events():
+            if ev.kind == "mbar_init" and ev.barrier and ev.value is not None:
+                inits.setdefault(ev.barrier, ev)
+        return inits
+
+    @functools.cached_property
+    def tma_bytes(self) -> dict[int, Optional[int]]:
+        """Bytes each TMA load writes (by event identity), from the slot layout.
+
+        Loads into one slot partition it: each covers up to the next load's
+        offset, the last up to the end of the slot.  The 1-D bulk form says
+        its size itself.
+        """
+        sizes: dict[int, Optional[int]] = {}
+        groups: dict[tuple, list[Event]] = {}
+        for ev in self.model.trace.all_events():
+            if ev.kind != "tma_load":
+                continue
+            if ev.value is not None:
+                sizes[id(ev)] = ev.value
+                continue
+            rng = self.model.byte_range(ev)
+            key = (ev.role, ev.iteration, rng)
+            groups.setdefault(key, []).append(ev)
+        for (_, _, rng), evs in groups.items():
+            buf = self.model.buffers.get(evs[0].buffer or "")
+            if rng is None or buf is None or rng[2] >= 1 << 40 or any(e.offset is None for e in evs):
+                for e in evs:
+                    sizes[id(e)] = None
+                continue
+            starts = sorted({buf.offset + (e.offset or 0) for e in evs})
+            for e in evs:
+                start = buf.offset + (e.offset or 0)
+                later = [s for s in starts if s > start]
+                sizes[id(e)] = (later[0] if later else rng[2]) - start
+        return sizes
+
+    def _counts(self) -> list[ProtocolIssue]:
+        inits = self._inits()
+        arrivals: dict[tuple, list[Event]] = {}
+        expected: dict[tuple, list[Event]] = {}
+        loads: dict[tuple, list[Event]] = {}
+        for ev in self.model.trace.all_events():
+            if ev.barrier is None:
+                continue
+            key = (tuple(v for _, v in ev.iteration), ev.barrier)
+            if ev.kind in ARRIVE_KINDS:
+                arrivals.setdefault(key, []).append(ev)
+            if ev.kind in EXPECT_KINDS:
+                expected.setdefault(key, []).append(ev)
+            if ev.kind == "tma_load":
+                loads.setdefault(key, []).append(ev)
+        issues = []
+        for (it, bar), evs in arrivals.items():
+            init = inits.get(bar)
+            total = sum(e.mult for e in evs)
+            if init is not None and init.value != total:
+                issues.append(ProtocolIssue(
+                    "arrival-count", init,
+                    f"{bar_name(bar)} is initialised for {init.value} arrivals per phase, but "
+                    f"{total} threads arrive on it per use ({_who(self.model, evs)})",
+                    tuple((e, f"arrival by {e.mult} thread(s) of {self.model.roles[e.role]}") for e in evs[:3])))
+        for (it, bar), evs in expected.items():
+            want = sum((e.value or 0) * e.mult for e in evs)
+            got_evs = loads.get((it, bar), [])
+            sizes = [self.tma_bytes.get(id(e)) for e in got_evs]
+            if not got_evs or None in sizes or any(e.value is None for e in evs):
+                continue
+            got = sum(s * e.mult for s, e in zip(sizes, got_evs))
+            if got != want:
+                issues.append(ProtocolIssue(
+                    "tx-bytes", evs[0],
+                    f"expect_tx on {bar_name(bar)} announces {want} bytes per phase, but the TMA loads "
+                    f"that signal it write {got} bytes",
+                    tuple((e, f"TMA load of {s} bytes into {e.buffer}") for s, e in zip(sizes, got_evs))[:5]))
+        return issues
+
+    def _init_fence(self) -> list[ProtocolIssue]:
+        events = self.model.trace.events[0] if self.model.trace.events else []
+        last_init = None
+        fenced = synced = False
+        for ev in events:
+            if ev.kind == "mbar_init":
+                last_init, fenced, synced = ev, False, False
+            elif ev.kind == "fence_init" and last_init is not None:
+                fenced = True
+            elif ev.kind == "sync" and last_init is not None and fenced:
+                synced = True
+            elif ev.kind in USE_KINDS and last_init is not None:
+                if not (fenced and synced):
+                    missing = "tl::fence_barrier_init()" if not fenced else "__syncthreads()"
+                    return [ProtocolIssue(
+                        "init-fence", ev,
+                        f"{bar_name(ev.barrier)} is used before {missing} makes the mbarrier "
+                        f"initialisation visible to all threads and to the async proxy",
+                        ((last_init, "last mbarrier init"),))]
+                return []
+        return []
+
+    # ---------------------------------------------------------------- concurrent simulation
+    def _simulate(self) -> list[ProtocolIssue]:
+        model = self.model
+        tx_known = not any(i.kind == "tx-bytes" for i in self._counts()) and all(
+            v is not None for v in self.tma_bytes.values())
+        traces = model.trace.events
+        bars: dict[Barrier, _Bar] = {}
+        observed: list[dict[Barrier, int]] = [dict() for _ in traces]
+        pcs = [0] * len(traces)
+        syncs = [0] * len(traces)
+        ranges: dict[tuple, dict] = {}
+        issues: list[ProtocolIssue] = []
+
+        def complete(bar: Barrier) -> None:
+            st = bars[bar]
+            while st.init and st.arrivals >= st.init and (st.tx <= 0 or not tx_known):
+                st.arrivals -= st.init
+                st.completed += 1
+                st.tx = 0
+
+        def step(r: int, ev: Event) -> bool:
+            b = ev.barrier
+            st = bars.setdefault(b, _Bar()) if b else None
+            if ev.kind == "mbar_init" and st is not None:
+                st.init = ev.value
+            elif ev.kind in ARRIVE_KINDS and st is not None:
+                for info in ranges.values():
+                    for reader in info["readers"]:
+                        if reader["role"] == r and reader["release"] is None:
+                            reader["release"] = (b, st.completed)
+                if ev.kind == "mbar_arrive_expect_tx":
+                    st.tx += (ev.value or 0) * ev.mult
+                st.arrivals += ev.mult
+                complete(b)
+            elif ev.kind == "mbar_expect_tx" and st is not None:
+                st.tx += (ev.value or 0) * ev.mult
+            elif ev.kind == "mbar_wait" and st is not None:
+                if ev.value is None:
+                    return True
+                if (st.completed & 1) == ev.value:
+                    return False
+                observed[r][b] = max(observed[r].get(b, -1), st.completed - 1)
+            elif ev.kind == "sync":
+                syncs[r] += 1
+                if any(syncs[o] < syncs[r] and pcs[o] < len(traces[o]) for o in range(len(traces)) if o != r):
+                    syncs[r] -= 1
+                    return False
+                for info in ranges.values():
+                    for reader in info["readers"]:
+                        reader["release"] = ("sync", 0)
+            elif ev.kind == "tma_load" and st is not None:
+                self._tma_write(r, ev, st, ranges, observed, issues)
+                size = self.tma_bytes.get(id(ev))
+                if tx_known and size is not None:
+                    st.tx -= size * ev.mult
+                    complete(b)
+            elif ev.kind == "smem" and ev.access == "read":
+                rng = model.byte_range(ev)
+                info = ranges.get(rng) if rng else None
+                if info is not None:
+                    wb, phase, wev = info["write"]
+                    if observed[r].get(wb, -1) < phase:
+                        issues.append(ProtocolIssue(
+                            "raw", ev,
+                            f"{model.roles[r]} reads {ev.buffer} slot {model.slot(ev)} before waiting for "
+                            f"phase {phase} of {bar_name(wb)}, which the TMA load into it completes",
+                            ((wev, "the TMA load that writes this slot"),)))
+                    info["readers"].append({"role": r, "event": ev, "release": None})
+            return True
+
+        guard = 0
+        while any(pc < len(t) for pc, t in zip(pcs, traces)) and guard < 10_000_000:
+            progress = False
+            for r, trace in enumerate(traces):
+                while pcs[r] < len(trace):
+                    guard += 1
+                    if not step(r, trace[pcs[r]]):
+                        break
+                    pcs[r] += 1
+                    progress = True
+            if not progress:
+                issues.extend(self._deadlock(traces, pcs, bars))
+                break
+        return issues
+
+    def _tma_write(self, r: int, ev: Event, st: _Bar, ranges: dict, observed: list, issues: list) -> None:
+        model = self.model
+        rng = model.byte_range(ev)
+        if rng is None:
+            return
+        old = ranges.get(rng)
+        if old is not None:
+            for reader in old["readers"]:
+                rel = reader["release"]
+                rev = reader["event"]
+                where = f"{ev.buffer} slot {model.slot(ev)}"
+                if rel is None:
+                    issues.append(ProtocolIssue(
+                        "war-unreleased", ev,
+                        f"TMA load overwrites {where} while {model.roles[reader['role']]} may still read "
+                        f"it: the reader never arrives on a release barrier after its read",
+                        ((rev, "the unreleased read"),)))
+                elif rel[0] != "sync" and observed[r].get(rel[0], -1) < rel[1]:
+                    issues.append(ProtocolIssue(
+                        "war-unobserved", ev,
+                        f"TMA load overwrites {where} before {model.roles[r]} observed phase {rel[1]} "
+                        f"of {bar_name(rel[0])}, in which the readers of the old contents release it",
+                        ((rev, "the read of the old contents"),)))
+        ranges[rng] = {"write": (ev.barrier, st.completed, ev), "readers": []}
+
+    def _deadlock(self, traces, pcs, bars) -> list[ProtocolIssue]:
+        issues = []
+        arrivers = {ev.barrier for t in traces for ev in t if ev.kind in ARRIVE_KINDS}
+        for r, trace in enumerate(traces):
+            if pcs[r] >= len(trace):
+                continue
+            ev = trace[pcs[r]]
+            if ev.kind != "mbar_wait":
+                continue
+            st = bars.get(ev.barrier, _Bar())
+            why = ("no thread ever arrives on it" if ev.barrier not in arrivers else
+                   f"it has completed {st.completed} phase(s) and holds {st.arrivals} of "
+                   f"{st.init} arrivals; waiting for parity {ev.value} needs phase parity to flip")
+            issues.append(ProtocolIssue(
+                "deadlock", ev,
+                f"{self.model.roles[r]} hangs in wait on {bar_name(ev.barrier)} "
+                f"(parity {ev.value}, iteration {_iteration(ev)}): {why}"))
+        return issues
+
+
+def _iteration(ev: Event) -> str:
+    return ", ".join(str(v) for _, v in ev.iteration) or "prologue"
+
+
+def _who(model: "KernelModel", evs: list[Event]) -> str:
+    return "; ".join(f"{e.mult} of {model.roles[e.role]} at line {e.node.span.line}" for e in evs[:3])

@@ -1,0 +1,147 @@
+"""Loading plugins and calling their checks one by one.
+
+Built-in checks are registered exactly like third-party ones, through the
+entry-point group `pipelint`; if pipelint runs from a source tree without
+being installed, the same modules are imported from `BUILTIN`.  pluggy stops
+at the first exception, so checks are called implementation by implementation
+and a crash becomes a `ToolError` naming the plugin (flake8 does the same).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import traceback
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Iterable, Optional
+
+import pluggy
+
+from . import hookspecs
+from .findings import Finding, Rule, ToolError
+
+GROUP = "pipelint"
+BUILTIN = {
+    "version-dimension": "plugins.version_dimension",
+    "wait-group": "plugins.wait_group",
+    "barriers": "plugins.barriers",
+    "tma-barriers": "plugins.tma_barriers",
+    "bench": "plugins.bench",
+    "lower": "plugins.lower",
+}
+DISABLE_ENV = "PIPELINT_DISABLE_PLUGINS"
+
+
+class UsageError(Exception):
+    """A problem with how pipelint was called or configured (exit code 2)."""
+
+
+@dataclass
+class PluginHost:
+    pm: pluggy.PluginManager
+    rules: dict[str, Rule] = field(default_factory=dict)
+    rule_plugin: dict[str, str] = field(default_factory=dict)
+    errors: list[ToolError] = field(default_factory=list)
+    versions: dict[str, str] = field(default_factory=dict)
+
+    def plugin_names(self) -> list[str]:
+        return sorted(name for name, _ in self.pm.list_name_plugin())
+
+    def check_kernel(self, kernel, parsed, path: str) -> tuple[list[Finding], list[ToolError]]:
+        return self._call("pipelint_check_kernel", dict(kernel=kernel, parsed=parsed, path=path))
+
+    def check_file(self, parsed, path: str) -> tuple[list[Finding], list[ToolError]]:
+        return self._call("pipelint_check_file", dict(parsed=parsed, path=path))
+
+    def _call(self, hook: str, kwargs: dict) -> tuple[list[Finding], list[ToolError]]:
+        findings: list[Finding] = []
+        errors: list[ToolError] = []
+        for impl in getattr(self.pm.hook, hook).get_hookimpls():
+            try:
+                result = impl.function(**{a: kwargs[a] for a in impl.argnames})
+                for f in result or ():
+                    findings.append(_stamp(f, impl.plugin_name))
+            except Exception as exc:  # noqa: BLE001 - isolation is the point
+                where = f" in kernel {kwargs['kernel'].name}" if "kernel" in kwargs else ""
+                errors.append(ToolError(
+                    f"plugin {impl.plugin_name!r} crashed{where}: {type(exc).__name__}: {exc}",
+                    path=kwargs.get("path"), plugin=impl.plugin_name,
+                    detail="".join(traceback.format_exception(exc))))
+        return findings, errors
+
+
+def _stamp(f: Finding, plugin: str) -> Finding:
+    if f.plugin:
+        return f
+    return Finding(f.rule, f.severity, f.message, f.location, f.related, f.kernel, plugin)
+
+
+def _disabled(extra: Iterable[str]) -> set[str]:
+    names = {n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip()}
+    return names | set(extra)
+
+
+def load_plugins(disable: Iterable[str] = (), extra_modules: Iterable[object] = ()) -> PluginHost:
+    """Register built-in and installed plugins; check rule ids are unique."""
+    pm = pluggy.PluginManager(GROUP)
+    pm.add_hookspecs(hookspecs)
+    host = PluginHost(pm)
+    off = _disabled(disable)
+    seen_modules: set[str] = set()
+    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+        if ep.name in off or ep.name in seen_modules:
+            continue
+        try:
+            module = ep.load()
+        except Exception as exc:  # noqa: BLE001
+            host.errors.append(ToolError(f"plugin {ep.name!r} failed to load: {type(exc).__name__}: {exc}",
+                                         plugin=ep.name))
+            continue
+        seen_modules.add(ep.name)
+        _register(host, module, ep.name, ep.dist.version if ep.dist else "")
+    for name, modname in BUILTIN.items():
+        if name in off or name in seen_modules:
+            continue
+        try:
+            module = importlib.import_module(modname)
+        except ImportError:
+            continue
+        from . import __version__
+        _register(host, module, name, __version__)
+    for module in extra_modules:
+        _register(host, module, getattr(module, "__name__", repr(module)), "")
+    pm.check_pending()
+    from .core_rules import CORE_RULES
+
+    for rule in CORE_RULES:
+        host.rules[rule.id] = rule
+        host.rule_plugin[rule.id] = "pipelint"
+    _collect_rules(host)
+    return host
+
+
+def _register(host: PluginHost, module: object, name: str, version: str) -> None:
+    if host.pm.get_plugin(name) is None and not host.pm.is_registered(module):
+        host.pm.register(module, name=name)
+        host.versions[name] = version
+
+
+def _collect_rules(host: PluginHost) -> None:
+    for impl in host.pm.hook.pipelint_rules.get_hookimpls():
+        try:
+            rules = list(impl.function() or ())
+        except Exception as exc:  # noqa: BLE001
+            host.errors.append(ToolError(f"plugin {impl.plugin_name!r} failed to declare rules: {exc}",
+                                         plugin=impl.plugin_name))
+            continue
+        for rule in rules:
+            other = host.rule_plugin.get(rule.id)
+            if other is not None:
+                raise UsageError(f"rule id {rule.id!r} is declared by both plugin {other!r} and "
+                                 f"plugin {impl.plugin_name!r}")
+            host.rules[rule.id] = rule
+            host.rule_plugin[rule.id] = impl.plugin_name
+
+
+def get_rule(host: PluginHost, rule_id: str) -> Optional[Rule]:
+    return host.rules.get(rule_id)

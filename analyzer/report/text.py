@@ -1,0 +1,83 @@
+"""Human-readable report: `path:line:col: severity[rule] message`, the source
+line with a caret, related locations underneath, and a summary."""
+from __future__ import annotations
+
+import functools
+from collections import Counter
+
+from ..findings import Finding, Report, Severity
+
+_COLOURS = {Severity.ERROR: "\033[1;31m", Severity.WARNING: "\033[1;33m", Severity.NOTE: "\033[1;36m"}
+_BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
+
+
+@functools.lru_cache(maxsize=64)
+def _lines(path: str) -> tuple[str, ...]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return tuple(fh.read().splitlines())
+    except OSError:
+        return ()
+
+
+def _source_line(path: str, line: int, column: int, colour: bool) -> list[str]:
+    lines = _lines(path)
+    if not 0 < line <= len(lines):
+        return []
+    text = lines[line - 1]
+    stripped = text.lstrip()
+    cut = len(text) - len(stripped)
+    if len(stripped) > 160:
+        start = max(0, column - 1 - cut - 60)
+        stripped = ("..." if start else "") + stripped[start:start + 140] + "..."
+        cut += start - (3 if start else 0)
+    caret = " " * max(0, column - 1 - cut) + "^"
+    if colour:
+        caret = _COLOURS[Severity.ERROR] + caret + _RESET
+    return [f"    {stripped}", f"    {caret}"]
+
+
+def format_finding(f: Finding, colour: bool = False, source: bool = True) -> list[str]:
+    loc = f.location
+    sev = f.severity.value
+    if colour:
+        head = (f"{_BOLD}{loc.path}:{loc.line}:{loc.column}:{_RESET} {_COLOURS[f.severity]}{sev}"
+                f"{_RESET}[{f.rule}] {f.message}")
+    else:
+        head = f"{loc.path}:{loc.line}:{loc.column}: {sev}[{f.rule}] {f.message}"
+    out = [head]
+    if source:
+        out.extend(_source_line(loc.path, loc.line, loc.column, colour))
+    for rel in f.related:
+        text = f"    {rel.path}:{rel.line}:{rel.column}: note: {rel.message}"
+        out.append(f"{_DIM}{text}{_RESET}" if colour else text)
+    return out
+
+
+def render(report: Report, colour: bool = False, statistics: bool = False, **_: object) -> str:
+    out: list[str] = []
+    for f in report.sorted_findings():
+        out.extend(format_finding(f, colour))
+    for e in report.errors:
+        where = f"{e.path}: " if e.path else ""
+        out.append(f"{where}tool error: {e.message}")
+    counts = Counter(f.severity for f in report.findings)
+    if statistics:
+        out.append("")
+        by_rule = Counter(f.rule for f in report.findings)
+        for rule, n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0])):
+            out.append(f"{n:6d}  {rule}")
+    parsed = sum(1 for r in report.files if r.parsed)
+    summary = (f"{len(report.files)} file(s), {parsed} parsed, "
+               f"{sum(len(r.kernels) for r in report.files)} kernel(s): "
+               f"{counts[Severity.ERROR]} error(s), {counts[Severity.WARNING]} warning(s), "
+               f"{counts[Severity.NOTE]} note(s)")
+    if report.errors:
+        summary += f", {len(report.errors)} tool error(s)"
+    suppressed = len(report.suppressed)
+    if suppressed:
+        summary += f", {suppressed} suppressed"
+    if getattr(report, "baselined", 0):
+        summary += f", {report.baselined} baselined"
+    out.append(summary)
+    return "\n".join(out) + "\n"

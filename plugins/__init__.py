@@ -1,0 +1,1 @@
+"""Built-in pipelint checks (one module per check) and the GPU bench plugin."""

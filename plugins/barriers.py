@@ -1,0 +1,106 @@
+"""`__syncthreads` on the critical path: every block barrier orders a hazard.
+
+A barrier is needed when removing it lets some thread read data another
+thread's copy has not made visible (RAW) or overwrite data another thread may
+still read (WAR).  A barrier that orders nothing costs a full block stall per
+iteration in the steady-state loop; a hazard with no barrier is a race; a
+barrier only some threads reach is a hang.
+"""
+from __future__ import annotations
+
+from analyzer import hookimpl
+from analyzer.checks import make_finding, rules_by_id
+from analyzer.findings import Rule, Severity
+
+RULES = (
+    Rule("missing-barrier", "MissingBarrier",
+         "Cross-thread shared-memory hazard with no __syncthreads between",
+         "A thread reads data that other threads' async copies filled with no block barrier "
+         "after the wait (RAW), or a copy overwrites a slot other threads may still read with "
+         "no barrier after their reads (WAR).",
+         Severity.ERROR, "Put `__syncthreads()` after `cp_async_wait<N>` and before the next copy "
+         "into a slot that was just read.", ("correctness", "race")),
+    Rule("divergent-barrier", "DivergentBarrier",
+         "__syncthreads under thread-dependent control flow",
+         "A block barrier that only some threads of the block reach never completes "
+         "(undefined behaviour; in practice a hang or silent corruption).",
+         Severity.ERROR, "Hoist the barrier out of the branch, or use a named barrier "
+         "(`bar.sync id, n`) for the participating threads.", ("correctness", "hang")),
+    Rule("redundant-barrier", "RedundantBarrier",
+         "__syncthreads orders no shared-memory hazard",
+         "Removing this barrier creates no RAW or WAR hazard on shared memory that another barrier "
+         "does not already order. In the steady-state loop it stalls the block every iteration: "
+         "a barrier on the critical path.",
+         Severity.WARNING, "Remove it, or merge it with the neighbouring barrier.",
+         ("performance", "pipeline")),
+)
+_R = rules_by_id(RULES)
+
+
+@hookimpl
+def pipelint_rules():
+    return RULES
+
+
+def _it(ev) -> str:
+    return ",".join(str(v) for _, v in ev.iteration) or "prologue"
+
+
+@hookimpl
+def pipelint_check_kernel(kernel, parsed, path):
+    out = []
+    for h in kernel.cp_async.hazards:
+        if h.kind == "raw-unsynced":
+            related = [(h.first.node, f"async copy into {h.buffer} slot {h.slot}")]
+            if h.wait is not None:
+                related.insert(0, (h.wait.node, "the wait that completes the copy"))
+            out.append(make_finding(
+                _R["missing-barrier"], path, kernel, h.second.node,
+                f"RAW on {h.buffer} slot {h.slot}: read (iteration {_it(h.second)}) with no "
+                f"__syncthreads after the cp.async wait, so other threads' copies may not be visible",
+                related))
+        elif h.kind == "war-unsynced":
+            out.append(make_finding(
+                _R["missing-barrier"], path, kernel, h.second.node,
+                f"WAR on {h.buffer} slot {h.slot}: cp.async (iteration {_it(h.second)}) overwrites "
+                f"data other threads may still be reading, with no __syncthreads since the read",
+                [(h.first.node, f"read of {h.buffer} slot {h.slot} (iteration {_it(h.first)})")]))
+    out.extend(_divergent(kernel, path))
+    out.extend(_redundant(kernel, path))
+    return out
+
+
+def _divergent(kernel, path):
+    reached: dict[int, set[int]] = {}
+    nodes = {}
+    guarded = set()
+    for ev in kernel.trace.all_events():
+        if ev.kind == "sync":
+            reached.setdefault(id(ev.node), set()).add(ev.role)
+            nodes[id(ev.node)] = ev.node
+            if ev.guarded:
+                guarded.add(id(ev.node))
+    out = []
+    all_roles = set(range(len(kernel.roles)))
+    for key, roles in reached.items():
+        if roles != all_roles or key in guarded:
+            who = ", ".join(str(kernel.roles[r]) for r in sorted(roles))
+            out.append(make_finding(
+                _R["divergent-barrier"], path, kernel, nodes[key],
+                f"__syncthreads is reached only by some threads of the block ({who} of "
+                f"{kernel.threads}); the others never arrive and the block hangs"))
+    return out
+
+
+def _redundant(kernel, path):
+    in_loop = {id(ev.node) for ev in kernel.trace.all_events() if ev.kind == "sync" and ev.iteration}
+    out = []
+    for node in kernel.cp_async.redundant_barriers():
+        loop = id(node) in in_loop
+        out.append(make_finding(
+            _R["redundant-barrier"], path, kernel, node,
+            ("__syncthreads in the steady-state loop orders no shared-memory hazard: it stalls "
+             "the block every iteration (critical path)") if loop else
+            "__syncthreads outside the pipelined loop orders no shared-memory hazard",
+            severity=None if loop else Severity.NOTE))
+    return out

@@ -1,0 +1,75 @@
+"""TMA and mbarrier protocol (sm_90+): arrivals, transaction bytes, parities, release.
+
+Warp-specialized TileLang kernels hand stage slots between a TMA producer and
+MMA consumers through two mbarriers per slot: "full" (the producer's
+`expect_tx` plus the TMA bytes) and "empty" (the consumers' release
+arrivals).  A wrong count, byte total or parity hangs the kernel or lets a
+load race with the reads of the slot it overwrites.
+"""
+from __future__ import annotations
+
+from analyzer import hookimpl
+from analyzer.checks import make_finding, rules_by_id
+from analyzer.findings import Rule, Severity
+
+RULES = (
+    Rule("mbarrier-arrival-count", "MBarrierArrivalCount",
+         "mbarrier init count differs from the arrivals per phase",
+         "`bar.init(n)` says how many arrivals complete a phase; the threads that arrive per use "
+         "(one elected thread, or a whole warp group) do not add up to n, so phases complete "
+         "early (race) or never (hang).",
+         Severity.ERROR, "Initialise the barrier with the number of threads that arrive per phase.",
+         ("correctness", "mbarrier")),
+    Rule("mbarrier-tx-bytes", "MBarrierTxBytes",
+         "expect_tx bytes differ from the bytes the TMA loads deliver",
+         "The transaction count announced with `expect_transaction`/`arrive_and_expect_tx` must "
+         "equal the bytes of the TMA copies that signal the barrier in that phase.",
+         Severity.ERROR, "Announce exactly the bytes of the TMA boxes loaded per stage.",
+         ("correctness", "tma")),
+    Rule("mbarrier-deadlock", "MBarrierDeadlock",
+         "mbarrier wait can never complete",
+         "Simulating the producer and consumer roles, a `wait(parity)` blocks forever: the parity "
+         "is off by one phase (the producer's first wait on an empty slot must pass on the initial "
+         "phase, `^ 1`), or nobody arrives on the barrier.",
+         Severity.ERROR, "Flip the parity, or add the missing arrive.", ("correctness", "hang")),
+    Rule("tma-read-before-wait", "TmaReadBeforeWait",
+         "Shared memory read before the TMA load into it is waited for",
+         "A slot written by a TMA load is read before a wait that observed the mbarrier phase the "
+         "load completes.",
+         Severity.ERROR, "Wait on the slot's full barrier with the right parity before reading.",
+         ("correctness", "tma")),
+    Rule("mbarrier-release", "MBarrierRelease",
+         "TMA load overwrites a slot its readers have not released",
+         "Before the producer reuses a slot, every consumer must arrive on the slot's empty "
+         "barrier after its last read, and the producer must wait for that phase.",
+         Severity.ERROR, "Arrive on the empty barrier after the last read; wait on it before the "
+         "next load into the slot.", ("correctness", "tma")),
+    Rule("mbarrier-init-fence", "MBarrierInitFence",
+         "mbarrier used before fence_barrier_init and a block barrier",
+         "mbarrier initialisation must be made visible to the async proxy "
+         "(`fence_barrier_init`) and to all threads (`__syncthreads`) before first use.",
+         Severity.ERROR, "Emit `tl::fence_barrier_init(); __syncthreads();` after the inits.",
+         ("correctness", "mbarrier")),
+)
+_R = rules_by_id(RULES)
+_KIND_RULE = {
+    "arrival-count": "mbarrier-arrival-count",
+    "tx-bytes": "mbarrier-tx-bytes",
+    "deadlock": "mbarrier-deadlock",
+    "raw": "tma-read-before-wait",
+    "war-unreleased": "mbarrier-release",
+    "war-unobserved": "mbarrier-release",
+    "init-fence": "mbarrier-init-fence",
+}
+
+
+@hookimpl
+def pipelint_rules():
+    return RULES
+
+
+@hookimpl
+def pipelint_check_kernel(kernel, parsed, path):
+    return [make_finding(_R[_KIND_RULE[i.kind]], path, kernel, i.event.node, i.message,
+                         [(e.node, msg) for e, msg in i.related])
+            for i in kernel.mbarrier.issues]

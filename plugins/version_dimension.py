@@ -1,0 +1,117 @@
+"""Version dimension: multi-buffered shared memory rotates over enough slots.
+
+`InjectSoftwarePipeline` gives each pipelined buffer a leading version
+dimension so the copy for iteration k+d and the compute of iteration k touch
+different slots.  Too few versions, producers and consumers rotating with
+different moduli, or two buffers sharing bytes while both live all let the
+next copy clobber data before it is used.
+"""
+from __future__ import annotations
+
+from analyzer import hookimpl
+from analyzer.checks import make_finding, rules_by_id
+from analyzer.findings import Rule, Severity
+
+RULES = (
+    Rule("version-overwrite", "VersionOverwrite",
+         "Pipelined slot overwritten before its data was consumed",
+         "An async copy writes a stage slot of a multi-buffered shared array while the data an "
+         "earlier copy put there has not been read yet: the version dimension is too small for "
+         "the prefetch distance, or the slot index is wrong.",
+         Severity.ERROR, "Give the buffer as many versions as stages in flight (num_stages), and "
+         "index producer and consumer with the same stage expression.", ("correctness", "pipeline")),
+    Rule("version-mismatch", "VersionMismatch",
+         "Accesses to one pipelined buffer rotate over different slot counts",
+         "Inside the pipelined loop, the copies into a buffer and the reads from it cycle through "
+         "different numbers of stage slots, so producer and consumer disagree about which slot "
+         "holds which iteration.",
+         Severity.ERROR, "Use the same modulus (number of versions) for every access.",
+         ("correctness", "pipeline")),
+    Rule("shared-overlap", "SharedOverlap",
+         "Two shared buffers share bytes while both are live in a pipelined loop",
+         "TileLang reuses shared-memory offsets for buffers with disjoint lifetimes; two buffers "
+         "whose byte ranges overlap are both accessed inside the same pipelined loop.",
+         Severity.ERROR, "Give the buffers disjoint offsets or end one lifetime before the loop.",
+         ("correctness", "memory")),
+)
+_R = rules_by_id(RULES)
+
+
+@hookimpl
+def pipelint_rules():
+    return RULES
+
+
+@hookimpl
+def pipelint_check_kernel(kernel, parsed, path):
+    findings = []
+    for h in kernel.cp_async.hazards:
+        if h.kind == "overwrite-unconsumed":
+            findings.append(make_finding(
+                _R["version-overwrite"], path, kernel, h.second.node,
+                f"cp.async overwrites {h.buffer} slot {h.slot} (iteration {_it(h.second)}) before the "
+                f"data copied there at iteration {_it(h.first)} was read; the buffer has "
+                f"{_versions(kernel, h.buffer)} version(s)",
+                [(h.first.node, "earlier copy into the same slot")]))
+    findings.extend(_mismatches(kernel, path))
+    findings.extend(_overlaps(kernel, path))
+    return findings
+
+
+def _it(ev) -> str:
+    return ",".join(str(v) for _, v in ev.iteration) or "prologue"
+
+
+def _versions(kernel, buffer) -> int:
+    st = kernel.stages.get(buffer)
+    return st.versions if st else 1
+
+
+def _mismatches(kernel, path):
+    per_site: dict[tuple, tuple] = {}
+    for ev in kernel.trace.all_events():
+        if ev.buffer in kernel.stages and ev.iteration and ev.offset is not None and not ev.possible:
+            key = (ev.buffer, id(ev.node), ev.loop_id)
+            slots = per_site.setdefault(key, (ev, set()))[1]
+            slots.add(kernel.slot(ev))
+    by_loop: dict[tuple, list] = {}
+    for (buffer, _, loop), (ev, slots) in per_site.items():
+        if len(slots) > 1:
+            by_loop.setdefault((buffer, loop), []).append((ev, len(slots)))
+    out = []
+    for (buffer, _), sites in by_loop.items():
+        counts = {n for _, n in sites}
+        if len(counts) > 1:
+            sites.sort(key=lambda s: s[0].node.span.line)
+            first, n0 = sites[0]
+            other, n1 = next((ev, n) for ev, n in sites if n != n0)
+            out.append(make_finding(
+                _R["version-mismatch"], path, kernel, other.node,
+                f"{buffer} is accessed here over {n1} stage slot(s) but over {n0} at line "
+                f"{first.node.span.line}", [(first.node, f"rotates over {n0} slot(s)")]))
+    return out
+
+
+def _overlaps(kernel, path):
+    out = []
+    loops: dict[int, set[str]] = {}
+    first_use: dict[tuple, object] = {}
+    for ev in kernel.trace.all_events():
+        if ev.buffer and ev.loop_id is not None and not ev.possible:
+            loops.setdefault(ev.loop_id, set()).add(ev.buffer)
+            first_use.setdefault((ev.loop_id, ev.buffer), ev)
+    seen = set()
+    for loop, names in loops.items():
+        for a in sorted(names):
+            for b in sorted(names):
+                ba, bb = kernel.buffers.get(a), kernel.buffers.get(b)
+                if a < b and ba and bb and ba.overlaps(bb) and (a, b) not in seen:
+                    seen.add((a, b))
+                    ev = first_use[(loop, b)]
+                    out.append(make_finding(
+                        _R["shared-overlap"], path, kernel, ev.node,
+                        f"{a} (bytes {ba.offset}..) and {b} (bytes {bb.offset}..) overlap in shared "
+                        f"memory but are both used inside the pipelined loop",
+                        [(first_use[(loop, a)].node, f"use of {a}"), (ba.decl, f"{a} declared"),
+                         (bb.decl, f"{b} declared")]))
+    return out

@@ -1,0 +1,91 @@
+"""Wait-group depth: `cp_async_wait<N>` keeps exactly the groups that may stay in flight.
+
+`N` counts commit groups, not stages (attention commits K and V separately,
+two groups per stage).  Too large an N lets compute read a slot whose copy is
+still in flight; too small an N (the classic `cp_async_wait<0>` in the loop)
+drains the pipeline every iteration and the copy/compute overlap is gone.
+"""
+from __future__ import annotations
+
+from analyzer import hookimpl
+from analyzer.checks import make_finding, rules_by_id
+from analyzer.findings import Rule, Severity
+
+RULES = (
+    Rule("wait-too-shallow", "WaitTooShallow",
+         "cp.async wait leaves the group a read needs in flight",
+         "A shared-memory read happens after `cp_async_wait<N>` but the commit group that fills "
+         "the slot it reads is among the N newest groups the wait leaves in flight.",
+         Severity.ERROR, "Lower N so the group holding this stage's data has completed "
+         "(N = groups committed after it).", ("correctness", "cp.async")),
+    Rule("wait-too-deep", "WaitTooDeep",
+         "cp.async wait in the pipelined loop waits for more groups than needed",
+         "The steady-state `cp_async_wait<N>` could keep more groups in flight without any read "
+         "seeing incomplete data; waiting deeper serialises copy and compute.",
+         Severity.WARNING, "Raise N to the reported value (one group per stage in flight).",
+         ("performance", "cp.async")),
+    Rule("uncommitted-copy", "UncommittedCopy",
+         "cp.async copy is never committed before its data is used",
+         "A `cp_async_gs` is read (or the kernel ends) before any `cp_async_commit` puts it in a "
+         "group, so no `cp_async_wait` can ever wait for it.",
+         Severity.ERROR, "Add `tl::cp_async_commit()` after the copies of each stage.",
+         ("correctness", "cp.async")),
+    Rule("missing-drain", "MissingDrain",
+         "cp.async groups still in flight when their shared memory is reused or the kernel ends",
+         "Copies in flight are not waited for before the same bytes are written synchronously or "
+         "the kernel exits.",
+         Severity.WARNING, "Add `tl::cp_async_wait<0>()` before reusing the memory.",
+         ("correctness", "cp.async")),
+)
+_R = rules_by_id(RULES)
+
+
+@hookimpl
+def pipelint_rules():
+    return RULES
+
+
+def _it(ev) -> str:
+    return ",".join(str(v) for _, v in ev.iteration) or "prologue"
+
+
+@hookimpl
+def pipelint_check_kernel(kernel, parsed, path):
+    out = []
+    uncommitted_reported = set()
+    for h in kernel.cp_async.hazards:
+        if h.kind == "raw-incomplete" and h.wait is not None:
+            out.append(make_finding(
+                _R["wait-too-shallow"], path, kernel, h.wait.node,
+                f"cp_async_wait<{h.wait.value}> leaves {h.groups_in_flight} group(s) in flight, "
+                f"including group {h.group} that fills {h.buffer} slot {h.slot}, which is read next "
+                f"(iteration {_it(h.second)})",
+                [(h.second.node, f"read of {h.buffer} slot {h.slot}"),
+                 (h.first.node, f"copy into {h.buffer} slot {h.slot} (group {h.group})")]))
+        elif h.kind == "raw-incomplete":
+            out.append(make_finding(
+                _R["wait-too-shallow"], path, kernel, h.second.node,
+                f"{h.buffer} slot {h.slot} is read with no cp_async_wait covering group {h.group}",
+                [(h.first.node, "the copy into this slot")]))
+        elif h.kind in ("raw-uncommitted", "exit-uncommitted") and id(h.first.node) not in uncommitted_reported:
+            uncommitted_reported.add(id(h.first.node))
+            tail = ("is read" if h.kind == "raw-uncommitted" else "the kernel ends")
+            out.append(make_finding(
+                _R["uncommitted-copy"], path, kernel, h.first.node,
+                f"cp.async into {h.first.buffer} (iteration {_it(h.first)}) is never committed "
+                f"before {tail}", [(h.second.node, "read of the copied data")]
+                if h.kind == "raw-uncommitted" else []))
+        elif h.kind in ("drain", "exit-in-flight"):
+            what = "the kernel ends" if h.kind == "exit-in-flight" else "the same bytes are written"
+            out.append(make_finding(
+                _R["missing-drain"], path, kernel, h.second.node,
+                f"cp.async group {h.group} into {h.first.buffer} is still in flight when {what}",
+                [(h.first.node, "the in-flight copy")]))
+    for ev, best in kernel.cp_async.wait_depths.values():
+        if best > ev.value:
+            out.append(make_finding(
+                _R["wait-too-deep"], path, kernel, ev.node,
+                f"cp_async_wait<{ev.value}> in the pipelined loop drains more than needed: "
+                f"cp_async_wait<{best}> keeps every read safe and lets {best - ev.value} more "
+                f"group(s) overlap with compute"))
+    return out
