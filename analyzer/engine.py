@@ -127,6 +127,15 @@ def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions) -> 
         results = [check_file(f, host, options.max_bytes) for f in files]
     for result, findings, errors in results:
         report.files.append(result)
-        report.findings.extend(findings)
+        report.findings.extend(dedupe(findings))
         report.errors.extend(errors)
     return report
+
+
+def dedupe(findings: Iterable[Finding]) -> list[Finding]:
+    """One finding per rule and position: unrolled iterations repeat hazards."""
+    seen: dict[tuple, Finding] = {}
+    for f in findings:
+        loc = f.location
+        seen.setdefault((f.rule, loc.path, loc.line, loc.column), f)
+    return list(seen.values())

@@ -65,8 +65,9 @@ def pipelint_check_kernel(kernel, parsed, path):
                 f"WAR on {h.buffer} slot {h.slot}: cp.async (iteration {_it(h.second)}) overwrites "
                 f"data other threads may still be reading, with no __syncthreads since the read",
                 [(h.first.node, f"read of {h.buffer} slot {h.slot} (iteration {_it(h.first)})")]))
-    out.extend(_divergent(kernel, path))
-    out.extend(_redundant(kernel, path))
+    divergent = _divergent(kernel, path)
+    out.extend(divergent)
+    out.extend(_redundant(kernel, path, {(f.location.line, f.location.column) for f in divergent}))
     return out
 
 
@@ -92,10 +93,12 @@ def _divergent(kernel, path):
     return out
 
 
-def _redundant(kernel, path):
+def _redundant(kernel, path, skip):
     in_loop = {id(ev.node) for ev in kernel.trace.all_events() if ev.kind == "sync" and ev.iteration}
     out = []
     for node in kernel.cp_async.redundant_barriers():
+        if (node.span.line, node.span.column) in skip:
+            continue
         loop = id(node) in in_loop
         out.append(make_finding(
             _R["redundant-barrier"], path, kernel, node,

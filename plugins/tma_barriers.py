@@ -59,6 +59,7 @@ _KIND_RULE = {
     "raw": "tma-read-before-wait",
     "war-unreleased": "mbarrier-release",
     "war-unobserved": "mbarrier-release",
+    "war-unconsumed": "mbarrier-release",
     "init-fence": "mbarrier-init-fence",
 }
 

@@ -114,7 +114,11 @@ def _syntax_error(err: UnexpectedInput, source: str) -> CudaSyntaxError:
         return CudaSyntaxError(f"unexpected end of file (truncated kernel?); expected {', '.join(expected[:6])}",
                                last, 1, expected)
     if isinstance(err, UnexpectedToken):
-        expected = _nice(err.accepts or err.expected)
+        try:
+            accepts = err.accepts
+        except AttributeError:  # lark-cython's parser state cannot replay
+            accepts = None
+        expected = _nice(accepts or err.expected)
         return CudaSyntaxError(f"unexpected {err.token.value!r}; expected one of {', '.join(expected[:8])}",
                                line, column, expected)
     if isinstance(err, UnexpectedCharacters):

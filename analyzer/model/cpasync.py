@@ -275,8 +275,11 @@ class CpAsyncAnalysis:
     @functools.cached_property
     def wait_depths(self) -> dict[int, tuple[Event, int]]:
         """Deepest safe N for each `cp_async_wait<N>` in a pipelined loop, by node id."""
-        base = set(self.simulate())
+        base_hazards = self.simulate()
+        base = set(base_hazards)
         result: dict[int, tuple[Event, int]] = {}
+        if any(h.kind in ("raw-incomplete", "raw-uncommitted") for h in base_hazards.values()):
+            return result  # already too shallow or uncommitted: depth advice would mislead
         for ev in self.model.trace.all_events():
             if ev.kind != "wait" or ev.value is None or not ev.iteration or id(ev.node) in result:
                 continue

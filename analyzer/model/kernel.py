@@ -77,9 +77,9 @@ class KernelModel:
         for ev in self.trace.all_events():
             if ev.buffer is None or ev.offset is None or not ev.iteration or ev.site is None:
                 continue
-            per_site.setdefault((ev.buffer, ev.site), set()).add(ev.offset)
+            per_site.setdefault((ev.buffer, ev.role, ev.site), set()).add(ev.offset)
         strides: dict[str, int] = {}
-        for (buffer, _), offsets in per_site.items():
+        for (buffer, _, _), offsets in per_site.items():
             ordered = sorted(offsets)
             for a, b in zip(ordered, ordered[1:]):
                 strides[buffer] = math.gcd(strides.get(buffer, 0), b - a)

@@ -54,6 +54,7 @@ class _Bar:
     arrivals: int = 0
     tx: int = 0
     completed: int = 0
+    completed_at: Optional[tuple] = None   # (role, iteration) of the last completion
 
 
 class MBarrierAnalysis:
@@ -185,16 +186,18 @@ class MBarrierAnalysis:
         bars: dict[Barrier, _Bar] = {}
         observed: list[dict[Barrier, int]] = [dict() for _ in traces]
         pcs = [0] * len(traces)
-        syncs = [0] * len(traces)
+        arrived = [0] * len(traces)       # block barriers reached, for the rendezvous
+        waiting = [False] * len(traces)
         ranges: dict[tuple, dict] = {}
         issues: list[ProtocolIssue] = []
 
-        def complete(bar: Barrier) -> None:
+        def complete(bar: Barrier, ev: Event) -> None:
             st = bars[bar]
             while st.init and st.arrivals >= st.init and (st.tx <= 0 or not tx_known):
                 st.arrivals -= st.init
                 st.completed += 1
                 st.tx = 0
+                st.completed_at = (ev.role, ev.iteration)
 
         def step(r: int, ev: Event) -> bool:
             b = ev.barrier
@@ -209,7 +212,7 @@ class MBarrierAnalysis:
                 if ev.kind == "mbar_arrive_expect_tx":
                     st.tx += (ev.value or 0) * ev.mult
                 st.arrivals += ev.mult
-                complete(b)
+                complete(b, ev)
             elif ev.kind == "mbar_expect_tx" and st is not None:
                 st.tx += (ev.value or 0) * ev.mult
             elif ev.kind == "mbar_wait" and st is not None:
@@ -219,30 +222,37 @@ class MBarrierAnalysis:
                     return False
                 observed[r][b] = max(observed[r].get(b, -1), st.completed - 1)
             elif ev.kind == "sync":
-                syncs[r] += 1
-                if any(syncs[o] < syncs[r] and pcs[o] < len(traces[o]) for o in range(len(traces)) if o != r):
-                    syncs[r] -= 1
+                if not waiting[r]:
+                    arrived[r] += 1
+                    waiting[r] = True
+                if any(arrived[o] < arrived[r] and pcs[o] < len(traces[o]) for o in range(len(traces))):
                     return False
+                waiting[r] = False
                 for info in ranges.values():
                     for reader in info["readers"]:
                         reader["release"] = ("sync", 0)
             elif ev.kind == "tma_load" and st is not None:
-                self._tma_write(r, ev, st, ranges, observed, issues)
+                # Without byte counts the phase completes at the arrive; loads the
+                # same thread issues after it in the same iteration still count
+                # towards that phase (the hardware holds it open for their bytes).
+                late = not tx_known and st.completed_at == (r, ev.iteration)
+                self._tma_write(r, ev, st.completed - (1 if late else 0), ranges, observed, issues)
                 size = self.tma_bytes.get(id(ev))
                 if tx_known and size is not None:
                     st.tx -= size * ev.mult
-                    complete(b)
+                    complete(b, ev)
             elif ev.kind == "smem" and ev.access == "read":
                 rng = model.byte_range(ev)
                 info = ranges.get(rng) if rng else None
                 if info is not None:
-                    wb, phase, wev = info["write"]
-                    if observed[r].get(wb, -1) < phase:
-                        issues.append(ProtocolIssue(
-                            "raw", ev,
-                            f"{model.roles[r]} reads {ev.buffer} slot {model.slot(ev)} before waiting for "
-                            f"phase {phase} of {bar_name(wb)}, which the TMA load into it completes",
-                            ((wev, "the TMA load that writes this slot"),)))
+                    for wb, phase, wev in info["writes"].values():
+                        if observed[r].get(wb, -1) < phase:
+                            issues.append(ProtocolIssue(
+                                "raw", ev,
+                                f"{model.roles[r]} reads {ev.buffer} slot {model.slot(ev)} before waiting "
+                                f"for phase {phase} of {bar_name(wb)}, which the TMA load into it completes",
+                                ((wev, "the TMA load that writes this slot"),)))
+                            break
                     info["readers"].append({"role": r, "event": ev, "release": None})
             return True
 
@@ -261,17 +271,29 @@ class MBarrierAnalysis:
                 break
         return issues
 
-    def _tma_write(self, r: int, ev: Event, st: _Bar, ranges: dict, observed: list, issues: list) -> None:
+    def _tma_write(self, r: int, ev: Event, phase: int, ranges: dict, observed: list, issues: list) -> None:
+        """Record a TMA write; loads of one iteration into one slot form one generation."""
         model = self.model
         rng = model.byte_range(ev)
         if rng is None:
             return
         old = ranges.get(rng)
+        context = (r, ev.iteration)
+        if old is not None and old["context"] == context:
+            old["writes"][ev.offset] = (ev.barrier, phase, ev)
+            return
+        where = f"{ev.buffer} slot {model.slot(ev)}"
         if old is not None:
+            if not old["readers"] and any(w[2].node is ev.node for w in old["writes"].values()):
+                prev = next(iter(old["writes"].values()))[2]
+                issues.append(ProtocolIssue(
+                    "war-unconsumed", ev,
+                    f"TMA load overwrites {where} (iteration {_iteration(ev)}) before anyone read the "
+                    f"data loaded there at iteration {_iteration(prev)}",
+                    ((prev, "the earlier load into this slot"),)))
             for reader in old["readers"]:
                 rel = reader["release"]
                 rev = reader["event"]
-                where = f"{ev.buffer} slot {model.slot(ev)}"
                 if rel is None:
                     issues.append(ProtocolIssue(
                         "war-unreleased", ev,
@@ -284,7 +306,7 @@ class MBarrierAnalysis:
                         f"TMA load overwrites {where} before {model.roles[r]} observed phase {rel[1]} "
                         f"of {bar_name(rel[0])}, in which the readers of the old contents release it",
                         ((rev, "the read of the old contents"),)))
-        ranges[rng] = {"write": (ev.barrier, st.completed, ev), "readers": []}
+        ranges[rng] = {"writes": {ev.offset: (ev.barrier, phase, ev)}, "readers": [], "context": context}
 
     def _deadlock(self, traces, pcs, bars) -> list[ProtocolIssue]:
         issues = []

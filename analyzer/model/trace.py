@@ -328,10 +328,15 @@ class _RoleWalker:
                                  site, guarded=guarded, possible=possible, **extra))
 
     def offset(self, index: Optional[A.Expr], elem: int, env: dict, node: A.Node) -> tuple[Optional[int], tuple]:
-        """Byte offset for thread 0 with non-pipeline variables at 0, and a site key."""
+        """Byte offset for the role's first thread, and a key of what varies besides the pipeline.
+
+        The first thread of the role is a real thread (consumer indices in
+        warp-specialized kernels are offset by the producer's thread count),
+        so its offset lies in the slot every thread of the role touches.
+        """
         if index is None:
             return 0, (id(node),)
-        value = evaluate(index, env, default=0)
+        value = evaluate(index, {**env, "threadIdx.x": self.role.lo}, default=0)
         inner = tuple(sorted((k, v) for k, v in env.items() if k not in self.pipeline_vars))
         return (value * elem if value is not None else None), (id(node), inner)
 

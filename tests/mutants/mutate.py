@@ -1,0 +1,179 @@
+"""Plant known defects in real TileLang output; each mutant says where the finding must be.
+
+Used by tests/test_mutations.py and runnable by hand:
+
+    python tests/mutants/mutate.py OUT_DIR     # writes every mutant and an index.json
+
+Each operator edits one line (or inserts one) of a committed fixture with a
+regular expression and reports the 1-based line at which pipelint must
+report the expected rule.  Nothing is edited by hand.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+KERNELS = Path(__file__).resolve().parent.parent / "fixtures" / "kernels"
+SM80 = "gemm_f16_sm_80_s3.cu"
+SM90 = "gemm_f16_sm_90_s3.cu"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    fixture: str
+    rule: str
+    text: str
+    line: int          # where the finding must be reported
+
+
+def _lines(fixture: str) -> list[str]:
+    return (KERNELS / fixture).read_text().split("\n")
+
+
+def _find(lines: list[str], pattern: str, start: int = 0) -> int:
+    rx = re.compile(pattern)
+    for i in range(start, len(lines)):
+        if rx.search(lines[i]):
+            return i
+    raise LookupError(pattern)
+
+
+def _loop_start(lines: list[str]) -> int:
+    return _find(lines, r"for \(int k = 0;")
+
+
+def drop_barrier_after_wait() -> Mutant:
+    lines = _lines(SM80)
+    wait = _find(lines, r"cp_async_wait<2>", _loop_start(lines))
+    sync = _find(lines, r"__syncthreads\(\);", wait)
+    del lines[sync]
+    read = _find(lines, r"ptx_ldmatrix", sync)
+    return Mutant("drop-barrier-after-wait", SM80, "missing-barrier", "\n".join(lines), read + 1)
+
+
+def drop_loop_head_barrier() -> Mutant:
+    lines = _lines(SM80)
+    head = _loop_start(lines)
+    sync = _find(lines, r"__syncthreads\(\);", head)
+    del lines[sync]
+    copy = _find(lines, r"cp_async_gs", head)
+    return Mutant("drop-loop-head-barrier", SM80, "missing-barrier", "\n".join(lines), copy + 1)
+
+
+def wait_too_shallow() -> Mutant:
+    lines = _lines(SM80)
+    wait = _find(lines, r"cp_async_wait<2>", _loop_start(lines))
+    lines[wait] = lines[wait].replace("cp_async_wait<2>", "cp_async_wait<3>")
+    return Mutant("wait-one-group-too-shallow", SM80, "wait-too-shallow", "\n".join(lines), wait + 1)
+
+
+def wait_collapsed() -> Mutant:
+    lines = _lines(SM80)
+    wait = _find(lines, r"cp_async_wait<2>", _loop_start(lines))
+    lines[wait] = lines[wait].replace("cp_async_wait<2>", "cp_async_wait<0>")
+    return Mutant("steady-state-wait-0", SM80, "wait-too-deep", "\n".join(lines), wait + 1)
+
+
+def drop_commit() -> Mutant:
+    lines = _lines(SM80)
+    head = _loop_start(lines)
+    commit = _find(lines, r"cp_async_commit", head)
+    del lines[commit]
+    copy = _find(lines, r"cp_async_gs", head)
+    return Mutant("drop-commit", SM80, "uncommitted-copy", "\n".join(lines), copy + 1)
+
+
+def duplicate_barrier() -> Mutant:
+    lines = _lines(SM80)
+    sync = _find(lines, r"__syncthreads\(\);", _loop_start(lines))
+    lines.insert(sync + 1, lines[sync])
+    return Mutant("duplicate-barrier", SM80, "redundant-barrier", "\n".join(lines), sync + 2)
+
+
+def barrier_in_thread_branch() -> Mutant:
+    lines = _lines(SM80)
+    sync = _find(lines, r"__syncthreads\(\);", _loop_start(lines))
+    indent = lines[sync][: len(lines[sync]) - len(lines[sync].lstrip())]
+    lines[sync] = f"{indent}if (((int)threadIdx.x) < 32) {{ __syncthreads(); }}"
+    return Mutant("barrier-under-threadidx-branch", SM80, "divergent-barrier", "\n".join(lines), sync + 1)
+
+
+def halve_init_count() -> Mutant:
+    lines = _lines(SM90)
+    init = _find(lines, r"\.init\(128\)")
+    lines[init] = lines[init].replace(".init(128)", ".init(64)")
+    return Mutant("halve-mbarrier-init", SM90, "mbarrier-arrival-count", "\n".join(lines), init + 1)
+
+
+def halve_expect_tx() -> Mutant:
+    lines = _lines(SM90)
+    at = _find(lines, r"arrive_and_expect_tx\(\d+\)")
+    value = int(re.search(r"arrive_and_expect_tx\((\d+)\)", lines[at]).group(1))
+    lines[at] = lines[at].replace(f"arrive_and_expect_tx({value})", f"arrive_and_expect_tx({value // 2})")
+    first_expect = _find(lines, r"expect_transaction\(|arrive_and_expect_tx\(")
+    return Mutant("halve-expect-tx", SM90, "mbarrier-tx-bytes", "\n".join(lines), first_expect + 1)
+
+
+def drop_producer_parity_flip() -> Mutant:
+    lines = _lines(SM90)
+    at = _find(lines, r"\.wait\(.*\^ 1\)\);")
+    lines[at] = lines[at].replace(" ^ 1)", ")")
+    return Mutant("drop-producer-parity-xor", SM90, "mbarrier-deadlock", "\n".join(lines), at + 1)
+
+
+def drop_fence_barrier_init() -> Mutant:
+    lines = _lines(SM90)
+    at = _find(lines, r"fence_barrier_init")
+    del lines[at]
+    use = _find(lines, r"\.wait\(|\.arrive|tma_load|expect_transaction", at)
+    return Mutant("drop-fence-barrier-init", SM90, "mbarrier-init-fence", "\n".join(lines), use + 1)
+
+
+def drop_consumer_release() -> Mutant:
+    lines = _lines(SM90)
+    at = _find(lines, r"\]\.arrive\(\);")
+    del lines[at]
+    producer_wait = _find(lines, r"\.wait\(.*\^ 1\)\);")
+    return Mutant("drop-consumer-release", SM90, "mbarrier-deadlock", "\n".join(lines), producer_wait + 1)
+
+
+def tma_into_slot_zero() -> Mutant:
+    lines = _lines(SM90)
+    first = None
+    for i, line in enumerate(lines):
+        if "tl::tma_load(" in line:
+            lines[i] = re.sub(r"\(\(k % (\d+)\) \* (\d+)\)", "0", line)
+            first = i if first is None else first
+    assert first is not None
+    return Mutant("tma-every-iteration-slot-0", SM90, "mbarrier-release", "\n".join(lines), first + 1)
+
+
+OPERATORS: tuple[Callable[[], Mutant], ...] = (
+    drop_barrier_after_wait, drop_loop_head_barrier, wait_too_shallow, wait_collapsed, drop_commit,
+    duplicate_barrier, barrier_in_thread_branch, halve_init_count, halve_expect_tx,
+    drop_producer_parity_flip, drop_fence_barrier_init, drop_consumer_release, tma_into_slot_zero,
+)
+
+
+def all_mutants() -> list[Mutant]:
+    return [op() for op in OPERATORS]
+
+
+def main(out: str) -> int:
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    index = []
+    for m in all_mutants():
+        (target / f"{m.name}.cu").write_text(m.text)
+        index.append({"name": m.name, "fixture": m.fixture, "rule": m.rule, "line": m.line})
+    (target / "index.json").write_text(json.dumps(index, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "mutants-out"))
