@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Optional, Sequence
 
 from .cuda import ast as A
+from .cuda.linemap import is_tilelang_internal
 from .findings import Finding, Location, Rule, Severity
 
 
@@ -18,20 +19,28 @@ def location(path: str, node: A.Node, message: str = "") -> Location:
     return Location(path, s.line, s.column, s.end_line, s.end_column, message)
 
 
-def origin_location(model, node: A.Node, message: str = "") -> Optional[Location]:
-    origin = model.origin(node) if model is not None else None
-    if origin is None or not origin.file:
-        return None
-    return Location(origin.file, origin.line, 1, None, None, message or "TileLang source of this line")
+def origin_locations(model, node: A.Node) -> list[Location]:
+    """Where the node came from: the `#line` origin, and the user's line if that is TileLang's own."""
+    lines = getattr(model, "lines", None)
+    if not lines:
+        return []
+    out = []
+    origin = lines.origin(node.span.line)
+    if origin is not None and origin.file:
+        out.append(Location(origin.file, origin.line, 1, None, None, "TileLang source of this line"))
+        if is_tilelang_internal(origin.file):
+            user = lines.user_origin(node.span.line)
+            if user is not None:
+                out.append(Location(user.file, user.line, 1, None, None,
+                                    "kernel statement this code was generated from"))
+    return out
 
 
 def make_finding(rule: Rule, path: str, model, node: A.Node, message: str,
                  related: Iterable[tuple[A.Node, str]] = (),
                  severity: Optional[Severity] = None) -> Finding:
     rel: list[Location] = [location(path, n, msg) for n, msg in related]
-    src = origin_location(model, node)
-    if src is not None:
-        rel.append(src)
+    rel = rel[:8] + origin_locations(model, node)
     return Finding(rule.id, severity or rule.severity, message, location(path, node), tuple(rel[:9]),
                    kernel=getattr(model, "name", None))
 

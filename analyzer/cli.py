@@ -157,7 +157,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         host = load_plugins(_disable_from_argv(argv))
         parser = build_parser(host)
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as stop:  # --help, --version, bad options
+            return int(stop.code or 0)
         if not getattr(args, "func", None):
             parser.print_help()
             return 2

@@ -55,8 +55,8 @@ def read_source(path: str, max_bytes: int) -> tuple[Optional[str], Optional[Find
     try:
         size = os.path.getsize(path)
         if size > max_bytes:
-            return None, _file_finding(UNREADABLE, path, f"file is {size / 1e6:.1f} MB, over the "
-                                       f"{max_bytes / 1e6:.0f} MB limit (--max-file-size)")
+            return None, _file_finding(UNREADABLE, path, f"file is {size / 2**20:.1f} MB, over the "
+                                       f"{max_bytes / 2**20:g} MB limit (--max-file-size)")
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError as exc:

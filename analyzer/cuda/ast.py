@@ -368,7 +368,7 @@ class TranslationUnit(Node):
     directives: tuple[Directive, ...] = field(default=())
 
     def functions(self) -> Iterator[FunctionDef]:
-        """Every function definition, also inside namespaces and linkage blocks."""
+        """Every function definition, also inside namespaces, linkage blocks and structs."""
         stack: list[Node] = list(reversed(self.items))
         while stack:
             node = stack.pop()
@@ -376,6 +376,8 @@ class TranslationUnit(Node):
                 yield node
             elif isinstance(node, Namespace):
                 stack.extend(reversed(node.items))
+            elif isinstance(node, StructDef):
+                stack.extend(reversed(node.members))
 
     def kernels(self) -> list[FunctionDef]:
         return [f for f in self.functions() if f.is_kernel]

@@ -153,6 +153,9 @@ class AstBuilder(Transformer):
         names = [x.name for x in c if isinstance(x, _Declarator)]
         return A.TypeDecl("typedef", names[0] if names else "", cover(c))
 
+    def typedef_name(self, c):
+        return self.declarator(c)
+
     def using_decl(self, c):
         tok = next((x for x in c if isinstance(x, Token) and x.type in ("NAME", "TYPE")), None)
         return A.TypeDecl("using", tok.value if tok else "", cover(c))
@@ -223,7 +226,7 @@ class AstBuilder(Transformer):
 
     def declarator(self, c):
         pointer = c[0].text if isinstance(c[0], _Pointer) else ""
-        return _Declarator(c[-1].value, pointer, cover(c))
+        return _Declarator(c[-1].value.split("<", 1)[0], pointer, cover(c))
 
     def pointer(self, c):
         return _Pointer("".join(t.value for t in c if t.type in ("STAR", "AMP", "ANDAND")), cover(c))

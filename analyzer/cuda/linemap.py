@@ -51,5 +51,24 @@ class LineMap:
         file, start = self._origin[i]
         return Origin(file, start + (line - self._at[i] - 1))
 
+    def user_origin(self, line: int) -> Optional[Origin]:
+        """The nearest origin at or before `line` outside TileLang's own package.
+
+        Code TileLang expands from its own macros (`T.gemm` becomes
+        `gemm_mma.py` lines) still belongs to a statement of the user's kernel:
+        the last `#line` that points outside `tilelang/`.
+        """
+        i = bisect.bisect_left(self._at, line) - 1
+        while i >= 0:
+            file, start = self._origin[i]
+            if not is_tilelang_internal(file):
+                return Origin(file, start)
+            i -= 1
+        return None
+
     def files(self) -> list[str]:
         return sorted({f for f, _ in self._origin})
+
+
+def is_tilelang_internal(path: str) -> bool:
+    return path.startswith("tilelang/") or "/site-packages/tilelang/" in path or "/tilelang/tilelang/" in path

@@ -109,10 +109,12 @@ def _syntax_error(err: UnexpectedInput, source: str) -> CudaSyntaxError:
     line = getattr(err, "line", None) or 1
     column = getattr(err, "column", None) or 1
     if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
-        last = source.rstrip().count("\n") + 1
+        body = source.rstrip()
+        last = body.count("\n") + 1
+        column = len(body) - body.rfind("\n")
         expected = _nice(set(err.expected))
         return CudaSyntaxError(f"unexpected end of file (truncated kernel?); expected {', '.join(expected[:6])}",
-                               last, 1, expected)
+                               last, column, expected)
     if isinstance(err, UnexpectedToken):
         try:
             accepts = err.accepts

@@ -100,11 +100,13 @@ class SharedLayout:
         for name, (type_text, decl, d) in static.items():
             if name in {b.storage for b in self.barriers.values()}:
                 continue
-            count = 1
+            count: Optional[int] = 1
             for dim in d.dims:
-                count *= evaluate(dim, {}) or 0
+                n = evaluate(dim, {})
+                count = count * n if (count is not None and n) else None  # macro sizes stay unknown
             elem = type_bytes(type_text) or 1
-            self.buffers[name] = SharedBuffer(name, name, 0, count * elem, type_text, decl)
+            size = count * elem if count is not None else None
+            self.buffers[name] = SharedBuffer(name, name, 0, size, type_text, decl)
         if not aliases:  # `extern __shared__ float A_shared[];` used directly
             for name, (type_text, decl) in dynamic_types.items():
                 self.buffers[name] = SharedBuffer(name, "dynamic", 0, None, type_text, decl)

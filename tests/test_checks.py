@@ -1,0 +1,53 @@
+"""Precision on TileLang's own output, and every planted defect found at its line."""
+from __future__ import annotations
+
+import pytest
+
+from analyzer.engine import CheckOptions, run_check
+from analyzer.plugins import load_plugins
+from conftest import ALL_KERNELS
+from mutants.mutate import OPERATORS
+
+HOST = load_plugins()
+
+
+@pytest.fixture(scope="module")
+def clean_report():
+    return run_check([str(p) for p in ALL_KERNELS], HOST, CheckOptions(jobs=1))
+
+
+def test_zero_errors_on_every_clean_fixture(clean_report):
+    assert all(r.parsed for r in clean_report.files)
+    errors = [f for f in clean_report.findings if f.severity.value == "error"]
+    assert errors == []
+    assert clean_report.errors == []
+
+
+def test_known_redundant_barrier_in_tilelang_gemv_is_the_only_warning(clean_report):
+    warnings = [f for f in clean_report.findings if f.severity.value == "warning"]
+    assert warnings and all(f.rule == "redundant-barrier" for f in warnings)
+    assert {f.location.path.split("/")[-1] for f in warnings} == {
+        f"gemv_sm_80_s{n}.cu" for n in (1, 2, 3, 4)}
+
+
+@pytest.mark.parametrize("operator", OPERATORS, ids=lambda op: op.__name__)
+def test_mutant_is_reported_at_the_right_line(operator, tmp_path):
+    mutant = operator()
+    path = tmp_path / f"{mutant.name}.cu"
+    path.write_text(mutant.text)
+    report = run_check([str(path)], HOST, CheckOptions(jobs=1))
+    hits = {(f.rule, f.location.line) for f in report.findings}
+    assert (mutant.rule, mutant.line) in hits, sorted(hits)
+    assert report.errors == []
+
+
+def test_findings_carry_related_locations_and_python_origin(tmp_path):
+    mutant = next(op() for op in OPERATORS if op.__name__ == "wait_too_shallow")
+    path = tmp_path / "m.cu"
+    path.write_text(mutant.text)
+    report = run_check([str(path)], HOST, CheckOptions(jobs=1))
+    (f,) = [f for f in report.findings if f.rule == "wait-too-shallow"]
+    assert "cp_async_wait<3>" in f.message and ("A_shared" in f.message or "B_shared" in f.message)
+    paths = [r.path for r in f.related]
+    assert "examples/gemm.py" in paths
+    assert any(r.message.startswith("read of") for r in f.related)

@@ -1,0 +1,85 @@
+"""The kernel model recovers what the pipeline became, from real TileLang output."""
+from __future__ import annotations
+
+import pytest
+
+from analyzer.cuda import parse
+from analyzer.cuda import ast as A
+from analyzer.model import KernelModel
+from analyzer.model.evaluate import evaluate
+from analyzer.model.trace import Role, elect_count
+from conftest import fixture
+
+
+def model(name: str) -> KernelModel:
+    parsed = parse(fixture(name).read_text())
+    return KernelModel(parsed.unit.kernels()[0], parsed.lines)
+
+
+def expr(text: str) -> A.Expr:
+    unit = parse(f"void f() {{ x = {text}; }}").unit
+    return next(n for n in unit.walk() if isinstance(n, A.Assign)).value
+
+
+@pytest.mark.parametrize("text,k,value", [
+    ("(k % 3)", 4, 1), ("((k + 2) % 3)", 2, 1), ("(k & 3)", 6, 2), ("((k + 3) & 3)", 2, 1),
+    ("((k % 6) / 3)", 4, 1), ("(((k & 3) >> 1) ^ 1)", 2, 0),
+    ("((((k + 1) & 3) >> 1) + 1) & 1", 1, 0),
+    ("((3 & ((c % 3) >> 31)) + (c % 3))", None, 2),
+    ("(-7 % 3)", 0, -1), ("(-7 / 2)", 0, -3),
+])
+def test_stage_and_parity_spellings_evaluate_with_c_semantics(text, k, value):
+    env = {"k": k} if k is not None else {"c": -4}
+    assert evaluate(expr(text), env) == value
+
+
+@pytest.mark.parametrize("stages,versions", [(2, 2), (3, 3), (4, 4)])
+def test_version_dimension_follows_num_stages_on_sm80(stages, versions):
+    m = model(f"gemm_f16_sm_80_s{stages}.cu")
+    assert m.stages["A_shared"].versions == versions
+    assert m.stages["A_shared"].stride == 128 * 32 * 2  # one block_M x block_K fp16 tile
+    assert m.stages["B_shared"].versions == versions
+
+
+def test_dynamic_shared_aliases_are_byte_ranges_and_may_overlap():
+    m = model("flash_attn_fwd_sm_80_s2.cu")
+    q, o, k = m.buffers["Q_shared"], m.buffers["O_shared"], m.buffers["K_shared"]
+    assert (q.offset, o.offset, k.offset) == (0, 0, 8192)
+    assert q.overlaps(o) and not q.overlaps(k)
+    assert m.stages["K_shared"].versions == 2 and m.stages["V_shared"].versions == 2
+
+
+def test_warp_specialized_kernel_has_producer_and_consumer_roles_and_mbarriers():
+    m = model("gemm_f16_sm_90_s3.cu")
+    assert m.threads == 256
+    assert [(r.lo, r.hi) for r in m.roles] == [(0, 128), (128, 256)]
+    assert m.barriers["mbarrier"].count == 6
+    producer, consumer = m.trace.events
+    assert any(e.kind == "tma_load" for e in producer) and not any(e.kind == "tma_load" for e in consumer)
+    waits = [e for e in producer if e.kind == "mbar_wait"]
+    assert [w.value for w in waits[:4]] == [1, 1, 1, 0]  # first use of each empty slot passes at once
+    assert [w.barrier[1] for w in waits[:4]] == [3, 4, 5, 3]
+
+
+def test_elected_thread_counts_follow_tl_shuffle_elect():
+    assert elect_count(Role(0, 128), 128, 256) == 1
+    assert elect_count(Role(128, 256), 128, 256) == 1
+    assert elect_count(Role(128, 256), 0, 256) == 0
+    assert elect_count(Role(0, 128), 32, 128) == 4
+
+
+def test_cp_async_groups_and_barriers_per_iteration():
+    m = model("gemm_f16_sm_80_s3.cu")
+    assert m.cp_async.hazards == []
+    loop = m.pipelined_loops[0]
+    assert loop.trip == 30 and loop.var == "k"
+    syncs = [e for e in m.trace.events[0] if e.kind == "sync" and e.iteration and e.iteration[0][1] == 5]
+    assert len(syncs) == 2
+    roles = m.cp_async.barrier_roles
+    assert len(roles) == len(m.cp_async.sync_nodes)  # every barrier orders a hazard
+    kinds = {h.kind for hs in roles.values() for h in hs.values()}
+    assert {"raw-unsynced", "war-unsynced"} <= kinds
+
+
+def test_shared_memory_estimate():
+    assert model("gemm_f16_sm_80_s3.cu").shared_bytes() == 3 * 2 * 128 * 32 * 2
