@@ -29,29 +29,49 @@ class Span:
 NO_SPAN = Span(0, 0, 0, 0)
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = tuple(f for f, spec in cls.__dataclass_fields__.items()  # type: ignore[attr-defined]
+                      if f != "span" and spec.type not in ("str", "bool", "int", "Optional[str]",
+                                                           "tuple[str, ...]", "Optional[tuple[str, ...]]"))
+        _CHILD_FIELDS[cls] = names
+    return names
+
+
 class Node:
     """Base of every AST node; subclasses are frozen dataclasses with `span`."""
 
     __slots__ = ()
     span: Span
 
-    def children(self) -> Iterator["Node"]:
-        for name in self.__dataclass_fields__:  # type: ignore[attr-defined]
+    def children(self) -> list["Node"]:
+        out: list[Node] = []
+        for name in _child_fields(type(self)):
             value = getattr(self, name)
             if isinstance(value, Node):
-                yield value
-            elif isinstance(value, tuple):
+                out.append(value)
+            elif type(value) is tuple:
                 for item in value:
                     if isinstance(item, Node):
-                        yield item
+                        out.append(item)
+                    elif type(item) is tuple:  # asm sections
+                        out.extend(i for i in item if isinstance(i, Node))
+        return out
 
     def walk(self) -> Iterator["Node"]:
         """Pre-order traversal of this node and everything below it."""
         stack: list[Node] = [self]
+        pop, extend = stack.pop, stack.extend
         while stack:
-            node = stack.pop()
+            node = pop()
             yield node
-            stack.extend(reversed(list(node.children())))
+            kids = node.children()
+            kids.reverse()
+            extend(kids)
 
 
 # ------------------------------------------------------------------ expressions

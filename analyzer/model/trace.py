@@ -11,16 +11,19 @@ pipeline analysis.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from ..cuda import ast as A
-from .evaluate import builtin_name, evaluate, mentions
+from .evaluate import CompiledEvaluator, builtin_name, evaluate, mentions
 from .intrinsics import ELECT, INTRINSICS, PIPELINE_KINDS, SYNC_KINDS, Intrinsic
 from .shared import SharedLayout
 
-MAX_TRIP = 96          # loops longer than this are simulated over a congruent prefix
+CONTROL_KINDS = frozenset({"commit", "wait", "sync", "named_sync", "mbar_init", "mbar_arrive",
+                           "mbar_wait", "mbar_expect_tx", "mbar_arrive_expect_tx", "cp_async_arrive",
+                           "fence_init", "tma_load"})
 MAX_EVENTS = 200_000   # per role; a bigger kernel is analysed up to here
 
 
@@ -88,22 +91,39 @@ def call_kind(call: A.Call) -> Optional[Intrinsic]:
 
 
 class _Kinds:
-    """Memo of the intrinsic kinds under each statement."""
+    """The intrinsic kinds under each node, computed bottom-up in one pass."""
 
     def __init__(self) -> None:
         self.memo: dict[int, frozenset[str]] = {}
 
     def of(self, node: A.Node) -> frozenset[str]:
-        key = id(node)
-        if key not in self.memo:
-            kinds = set()
-            for n in node.walk():
-                if isinstance(n, A.Call):
-                    intr = call_kind(n)
-                    if intr:
-                        kinds.add(intr.kind)
-            self.memo[key] = frozenset(kinds)
-        return self.memo[key]
+        found = self.memo.get(id(node))
+        if found is None:
+            found = self._fill(node)
+        return found
+
+    def _fill(self, root: A.Node) -> frozenset[str]:
+        # iterative post-order: children first, then the node's own call kind
+        stack: list[tuple[A.Node, bool]] = [(root, False)]
+        memo = self.memo
+        while stack:
+            node, done = stack.pop()
+            if id(node) in memo:
+                continue
+            kids = node.children()
+            if not done:
+                stack.append((node, True))
+                stack.extend((k, False) for k in kids if id(k) not in memo)
+                continue
+            kinds: set[str] = set()
+            for k in kids:
+                kinds |= memo[id(k)]
+            if isinstance(node, A.Call):
+                intr = call_kind(node)
+                if intr:
+                    kinds.add(intr.kind)
+            memo[id(node)] = frozenset(kinds)
+        return memo[id(root)]
 
 
 def _loop_header(loop: A.For) -> Optional[tuple[str, int, int]]:
@@ -127,11 +147,11 @@ def _loop_header(loop: A.For) -> Optional[tuple[str, int, int]]:
     return d.name, start, end - start + (1 if cond.op == "<=" else 0)
 
 
-def _period(body: A.Node) -> int:
-    """lcm of the moduli a loop body uses: slots and parities repeat with it."""
+def _period(body: A.Node, var: str) -> int:
+    """lcm of the moduli applied to `var` in a loop body: slots and parities repeat with it."""
     period = 1
     for n in body.walk():
-        if isinstance(n, A.Binary) and isinstance(n.right, A.Number):
+        if isinstance(n, A.Binary) and isinstance(n.right, A.Number) and mentions(n.left, {var}):
             c = evaluate(n.right, {})
             if not c or c <= 0:
                 continue
@@ -184,8 +204,45 @@ class TraceBuilder:
         self.layout = layout
         self.threads = threads
         self.kinds = _Kinds()
+        self.eval = CompiledEvaluator()
+        self._reads: dict[int, list] = {}
+        self._thread_conds: dict[int, bool] = {}
         self.loops: dict[int, LoopInfo] = {}
         self.truncated = False
+
+    def reads_of(self, e: A.Expr) -> list:
+        """Calls and shared-memory reads in an expression, found once per node."""
+        found = self._reads.get(id(e))
+        if found is not None:
+            return found
+        found = []
+        stack = [e]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, A.Call):
+                found.append(n)
+                continue
+            if isinstance(n, A.Index) or (isinstance(n, A.Unary) and n.op == "*"):
+                ref = self.layout.ref(n)
+                if ref is not None:
+                    found.append((n, ref))
+                    continue
+            kids = n.children()
+            kids.reverse()
+            stack.extend(kids)
+        self._reads[id(e)] = found
+        return found
+
+    @functools.cached_property
+    def period(self) -> int:
+        """One period for all pipelined loops, so producer and consumer loops stay in step."""
+        period = 1
+        for node in self.func.body.walk() if self.func.body else ():
+            if isinstance(node, A.For) and self.kinds.of(node.body) & PIPELINE_KINDS:
+                header = _loop_header(node)
+                if header is not None:
+                    period = math.lcm(period, _period(node.body, header[0]))
+        return min(period, 64)
 
     def build(self) -> Trace:
         assert self.func.body is not None
@@ -237,10 +294,17 @@ class _RoleWalker:
             return
         var, start, trip = header
         pipelined = bool(kinds & PIPELINE_KINDS)
+        if not (kinds & CONTROL_KINDS):
+            # Only data movement (e.g. the unrolled cp.async of one tile): its
+            # iterations touch the same stage slot, so one walk stands for all.
+            self.stmt(loop.body, {**env, var: start}, mult, it, guarded)
+            return
         simulated = trip
-        if trip > MAX_TRIP:
-            period = _period(loop.body)
-            simulated = 2 * period + (trip % period) if period < MAX_TRIP // 2 else MAX_TRIP
+        period = self.b.period
+        if pipelined and trip > 4 * period + 4:
+            # Slots and parities repeat with `period`; a prefix congruent to the
+            # trip count ends in the same state as the full loop.
+            simulated = 3 * period + (trip % period)
         self.b.loops.setdefault(id(loop), LoopInfo(loop, var, start, trip, simulated, pipelined))
         if pipelined:
             self.pipeline_vars.add(var)
@@ -260,10 +324,13 @@ class _RoleWalker:
             if s.other is not None:
                 self.stmt(s.other, env, mult, it, guarded)
             return
-        if mentions(cond, {"threadIdx.x"}):
+        thread_dependent = self.b._thread_conds.get(id(cond))
+        if thread_dependent is None:
+            thread_dependent = self.b._thread_conds[id(cond)] = mentions(cond, {"threadIdx.x"})
+        if thread_dependent:
             samples = sorted({self.role.lo, self.role.lo + 1, self.role.lo + 31, self.role.lo + 32,
                               (self.role.lo + self.role.hi) // 2, self.role.hi - 1} & set(range(self.role.lo, self.role.hi)))
-            values = {evaluate(cond, {**env, "threadIdx.x": t}) for t in samples}
+            values = {self.b.eval(cond, {**env, "threadIdx.x": t}) for t in samples}
             if values == {0}:
                 if s.other is not None:
                     self.stmt(s.other, env, mult, it, guarded)
@@ -275,7 +342,7 @@ class _RoleWalker:
             if s.other is not None:
                 self.stmt(s.other, env, mult, it, True)
             return
-        value = evaluate(cond, env)
+        value = self.b.eval(cond, env)
         if value is not None:
             branch = s.then if value else s.other
             if branch is not None:
@@ -300,18 +367,12 @@ class _RoleWalker:
 
     def reads_in(self, e: A.Expr, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         """Shared-memory reads and calls inside an expression."""
-        stack = [e]
-        while stack:
-            n = stack.pop()
-            if isinstance(n, A.Call):
-                self.call(n, env, mult, it, guarded)
-                continue
-            if isinstance(n, (A.Index, A.Unary)) and not (isinstance(n, A.Unary) and n.op != "*"):
-                ref = self.b.layout.ref(n)
-                if ref is not None:
-                    self.emit_access(ref, "read", n, env, mult, it, guarded)
-                    continue
-            stack.extend(n.children())
+        for item in self.b.reads_of(e):
+            if isinstance(item, A.Call):
+                self.call(item, env, mult, it, guarded)
+            else:
+                node, ref = item
+                self.emit_access(ref, "read", node, env, mult, it, guarded)
 
     def access(self, target: A.Expr, access: str, node: A.Node, env: dict, mult: int,
                it: tuple, guarded: bool) -> None:
@@ -336,7 +397,7 @@ class _RoleWalker:
         """
         if index is None:
             return 0, (id(node),)
-        value = evaluate(index, {**env, "threadIdx.x": self.role.lo}, default=0)
+        value = self.b.eval(index, {**env, "threadIdx.x": self.role.lo}, default=0)
         inner = tuple(sorted((k, v) for k, v in env.items() if k not in self.pipeline_vars))
         return (value * elem if value is not None else None), (id(node), inner)
 
@@ -344,7 +405,7 @@ class _RoleWalker:
         ref = self.b.layout.barrier_ref(expr)
         if ref is None:
             return None
-        index = evaluate(ref[1], env)
+        index = self.b.eval(ref[1], env)
         return (ref[0], index) if index is not None else None
 
     def call(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool) -> None:
@@ -365,7 +426,7 @@ class _RoleWalker:
         if intr.template_count and call.template_args:
             value = evaluate_text(call.template_args[0])
         elif intr.count is not None and intr.count < len(call.args):
-            value = evaluate(call.args[intr.count], env)
+            value = self.b.eval(call.args[intr.count], env)
         if kind.startswith("mbar_") and isinstance(call.callee, A.Member):
             ev(kind, barrier=self.barrier(call.callee.base, env), value=value)
         elif kind == "tma_load":
@@ -408,7 +469,7 @@ class _RoleWalker:
         args = call.args
         layout = self.b.layout
         if len(args) >= 4 and layout.ref(args[0]) is not None and layout.barrier_ref(args[2]):
-            smem, bar, size = args[0], args[2], evaluate(args[3], env)   # 1-D bulk form
+            smem, bar, size = args[0], args[2], self.b.eval(args[3], env)   # 1-D bulk form
         elif len(args) >= 3:
             smem, bar, size = args[2], args[1], None                      # descriptor form
         else:
