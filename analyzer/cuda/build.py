@@ -124,6 +124,31 @@ PRECEDENCE = {
 }
 
 
+@dataclass(slots=True)
+class _Chain:
+    items: list
+
+
+def fold(items: list) -> A.Expr:
+    """Fold [operand, op, operand, ...] into Binary nodes by C precedence (precedence climbing)."""
+    operands = items[0::2]
+    ops = [t.value for t in items[1::2]]
+    pos = 0
+
+    def climb(min_prec: int):
+        nonlocal pos
+        left = operands[pos]
+        while pos < len(ops) and PRECEDENCE[ops[pos]] >= min_prec:
+            op = ops[pos]
+            pos += 1
+            right = climb(PRECEDENCE[op] + 1)
+            left = A.Binary(op, left, right, A.Span(left.span.line, left.span.column,
+                                                    right.span.end_line, right.span.end_column))
+        return left
+
+    return climb(0)
+
+
 def _exprs(children: Sequence[Any]) -> list[Any]:
     return [c for c in children if not isinstance(c, Token)]
 
@@ -343,26 +368,19 @@ class AstBuilder(Transformer):
         return A.Assign(c[1].value, c[0], c[2], cover(c))
 
     def ternary(self, c):
-        return A.Ternary(c[0], c[1], c[2], cover(c))
+        cond = fold(c[0].items) if type(c[0]) is _Chain else c[0]
+        return A.Ternary(cond, c[1], c[2], A.Span(cond.span.line, cond.span.column,
+                                                  c[2].span.end_line, c[2].span.end_column))
 
-    def binary_chain(self, c):
-        """Fold `a op b op c ...` by C precedence (precedence climbing)."""
-        operands = c[0::2]
-        ops = [t.value for t in c[1::2]]
-        pos = 0
+    def chain(self, c):
+        """Collect `a op b op c ...` flat; `finish_chain` folds it by precedence."""
+        if type(c[0]) is _Chain:
+            c[0].items.extend((c[1], c[2]))
+            return c[0]
+        return _Chain([c[0], c[1], c[2]])
 
-        def climb(min_prec: int):
-            nonlocal pos
-            left = operands[pos]
-            while pos < len(ops) and PRECEDENCE[ops[pos]] >= min_prec:
-                op = ops[pos]
-                pos += 1
-                right = climb(PRECEDENCE[op] + 1)
-                left = A.Binary(op, left, right, A.Span(left.span.line, left.span.column,
-                                                        right.span.end_line, right.span.end_column))
-            return left
-
-        return climb(0)
+    def finish_chain(self, c):
+        return fold(c[0].items)
 
     def c_cast(self, c):
         return A.Cast(c[0].text, c[1], "c", cover(c))

@@ -17,7 +17,7 @@ from ..cuda import ast as A
 from ..cuda.linemap import LineMap
 from .evaluate import evaluate
 from .shared import MBarrierArray, SharedBuffer, SharedLayout
-from .trace import Event, LoopInfo, Role, Trace, TraceBuilder
+from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, _Index
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +38,9 @@ class KernelModel:
         self.name = func.name
         self.lines = lines
         self.threads = self._threads()
-        self.layout = SharedLayout(func.body)
-        self.trace: Trace = TraceBuilder(func, self.layout, self.threads).build()
+        self.index = _Index(func.body)
+        self.layout = SharedLayout(self.index.declarations)
+        self.trace: Trace = TraceBuilder(func, self.layout, self.threads, self.index).build()
         self.stages = self._stages()
 
     # ---------------------------------------------------------------- facts

@@ -77,7 +77,7 @@ def _dynamic_alias(init: A.Expr, dynamic: set[str]) -> Optional[int]:
 class SharedLayout:
     """Finds shared buffers and mbarrier arrays in a kernel body."""
 
-    def __init__(self, body: A.Compound) -> None:
+    def __init__(self, declarations: list[A.Declaration]) -> None:
         self.buffers: dict[str, SharedBuffer] = {}
         self.barriers: dict[str, MBarrierArray] = {}
         self._pointer_types: dict[str, str] = {}
@@ -85,9 +85,7 @@ class SharedLayout:
         dynamic_types: dict[str, tuple[str, A.Declaration]] = {}
         static: dict[str, tuple[str, A.Declaration, A.Declarator]] = {}
         aliases: list[tuple[str, int, A.Declaration]] = []
-        for node in body.walk():
-            if not isinstance(node, A.Declaration):
-                continue
+        for node in sorted(declarations, key=lambda d: (d.span.line, d.span.column)):
             for d in node.declarators:
                 if node.has("__shared__"):
                     if node.has("extern") or (d.dims and d.dims[0] is None):

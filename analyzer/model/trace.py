@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from ..cuda import ast as A
-from .evaluate import CompiledEvaluator, builtin_name, evaluate, mentions
+from .evaluate import CompiledEvaluator, builtin_name, evaluate
 from .intrinsics import ELECT, INTRINSICS, PIPELINE_KINDS, SYNC_KINDS, Intrinsic
 from .shared import SharedLayout
 
@@ -90,40 +90,65 @@ def call_kind(call: A.Call) -> Optional[Intrinsic]:
     return INTRINSICS.get(name)
 
 
-class _Kinds:
-    """The intrinsic kinds under each node, computed bottom-up in one pass."""
+class _Index:
+    """One bottom-up pass over a function: intrinsic kinds and names under every node.
 
-    def __init__(self) -> None:
-        self.memo: dict[int, frozenset[str]] = {}
+    Every later question (does this loop hold pipeline operations? does this
+    condition read threadIdx.x? which moduli apply to the loop variable?) is a
+    dictionary lookup instead of another walk of long index expressions.
+    """
 
-    def of(self, node: A.Node) -> frozenset[str]:
-        found = self.memo.get(id(node))
-        if found is None:
-            found = self._fill(node)
-        return found
-
-    def _fill(self, root: A.Node) -> frozenset[str]:
-        # iterative post-order: children first, then the node's own call kind
+    def __init__(self, root: A.Node) -> None:
+        self.kinds: dict[int, frozenset[str]] = {}
+        self.names: dict[int, frozenset[str]] = {}
+        self.ifs: list[A.If] = []
+        self.fors: list[A.For] = []
+        self.declarations: list[A.Declaration] = []
+        self.modular: list[A.Binary] = []
+        empty: frozenset[str] = frozenset()
         stack: list[tuple[A.Node, bool]] = [(root, False)]
-        memo = self.memo
         while stack:
             node, done = stack.pop()
-            if id(node) in memo:
-                continue
             kids = node.children()
             if not done:
                 stack.append((node, True))
-                stack.extend((k, False) for k in kids if id(k) not in memo)
+                stack.extend((k, False) for k in kids)
                 continue
-            kinds: set[str] = set()
+            kinds, names = empty, empty
             for k in kids:
-                kinds |= memo[id(k)]
-            if isinstance(node, A.Call):
+                kk, kn = self.kinds[id(k)], self.names[id(k)]
+                if kk:
+                    kinds = kinds | kk
+                if kn:
+                    names = names | kn
+            cls = type(node)
+            if cls is A.Call:
                 intr = call_kind(node)
                 if intr:
-                    kinds.add(intr.kind)
-            memo[id(node)] = frozenset(kinds)
-        return memo[id(root)]
+                    kinds = kinds | {intr.kind}
+            elif cls is A.Name and not node.scope:
+                names = names | {node.ident}
+            elif cls is A.Member:
+                builtin = builtin_name(node)
+                if builtin:
+                    names = names | {builtin}
+            elif cls is A.Binary:
+                if node.op in ("%", "/", "&") and type(node.right) is A.Number:
+                    self.modular.append(node)
+            elif cls is A.If:
+                self.ifs.append(node)
+            elif cls is A.For:
+                self.fors.append(node)
+            elif cls is A.Declaration:
+                self.declarations.append(node)
+            self.kinds[id(node)] = kinds
+            self.names[id(node)] = names
+
+    def of(self, node: A.Node) -> frozenset[str]:
+        return self.kinds[id(node)]
+
+    def mentions(self, node: A.Node, name: str) -> bool:
+        return name in self.names[id(node)]
 
 
 def _loop_header(loop: A.For) -> Optional[tuple[str, int, int]]:
@@ -147,11 +172,11 @@ def _loop_header(loop: A.For) -> Optional[tuple[str, int, int]]:
     return d.name, start, end - start + (1 if cond.op == "<=" else 0)
 
 
-def _period(body: A.Node, var: str) -> int:
-    """lcm of the moduli applied to `var` in a loop body: slots and parities repeat with it."""
+def _period(index: "_Index", var: str) -> int:
+    """lcm of the moduli applied to `var`: slots and parities repeat with it."""
     period = 1
-    for n in body.walk():
-        if isinstance(n, A.Binary) and isinstance(n.right, A.Number) and mentions(n.left, {var}):
+    for n in index.modular:
+        if index.mentions(n.left, var):
             c = evaluate(n.right, {})
             if not c or c <= 0:
                 continue
@@ -164,12 +189,10 @@ def _period(body: A.Node, var: str) -> int:
     return period
 
 
-def find_roles(body: A.Compound, threads: int) -> list[Role]:
+def find_roles(ifs: list[A.If], threads: int) -> list[Role]:
     """Split [0, threads) at every constant `threadIdx.x` bound an `if` tests."""
     cuts = {0, threads}
-    for n in body.walk():
-        if not isinstance(n, A.If):
-            continue
+    for n in ifs:
         for cmp in n.cond.walk():
             if isinstance(cmp, A.Binary) and cmp.op in ("<", "<=", ">", ">=", "==") \
                     and builtin_name(cmp.left) == "threadIdx.x":
@@ -199,14 +222,13 @@ def elect_count(role: Role, extent: int, block: int) -> int:
 
 
 class TraceBuilder:
-    def __init__(self, func: A.FunctionDef, layout: SharedLayout, threads: int) -> None:
+    def __init__(self, func: A.FunctionDef, layout: SharedLayout, threads: int, index: "_Index") -> None:
         self.func = func
         self.layout = layout
         self.threads = threads
-        self.kinds = _Kinds()
+        self.kinds = index
         self.eval = CompiledEvaluator()
         self._reads: dict[int, list] = {}
-        self._thread_conds: dict[int, bool] = {}
         self.loops: dict[int, LoopInfo] = {}
         self.truncated = False
 
@@ -237,16 +259,16 @@ class TraceBuilder:
     def period(self) -> int:
         """One period for all pipelined loops, so producer and consumer loops stay in step."""
         period = 1
-        for node in self.func.body.walk() if self.func.body else ():
-            if isinstance(node, A.For) and self.kinds.of(node.body) & PIPELINE_KINDS:
+        for node in self.kinds.fors:
+            if self.kinds.of(node.body) & PIPELINE_KINDS:
                 header = _loop_header(node)
                 if header is not None:
-                    period = math.lcm(period, _period(node.body, header[0]))
+                    period = math.lcm(period, _period(self.kinds, header[0]))
         return min(period, 64)
 
     def build(self) -> Trace:
         assert self.func.body is not None
-        roles = find_roles(self.func.body, self.threads)
+        roles = find_roles(self.kinds.ifs, self.threads)
         events = []
         for index, role in enumerate(roles):
             walker = _RoleWalker(self, index, role)
@@ -284,7 +306,7 @@ class _RoleWalker:
         elif isinstance(s, A.If):
             self.if_stmt(s, env, mult, it, guarded)
         elif isinstance(s, A.While):
-            self.stmt(s.body, env, mult, it, True if mentions(s.cond, {"threadIdx.x"}) else guarded)
+            self.stmt(s.body, env, mult, it, True if self.b.kinds.mentions(s.cond, "threadIdx.x") else guarded)
 
     def for_loop(self, loop: A.For, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         kinds = self.b.kinds.of(loop.body)
@@ -324,10 +346,7 @@ class _RoleWalker:
             if s.other is not None:
                 self.stmt(s.other, env, mult, it, guarded)
             return
-        thread_dependent = self.b._thread_conds.get(id(cond))
-        if thread_dependent is None:
-            thread_dependent = self.b._thread_conds[id(cond)] = mentions(cond, {"threadIdx.x"})
-        if thread_dependent:
+        if self.b.kinds.mentions(cond, "threadIdx.x"):
             samples = sorted({self.role.lo, self.role.lo + 1, self.role.lo + 31, self.role.lo + 32,
                               (self.role.lo + self.role.hi) // 2, self.role.hi - 1} & set(range(self.role.lo, self.role.hi)))
             values = {self.b.eval(cond, {**env, "threadIdx.x": t}) for t in samples}

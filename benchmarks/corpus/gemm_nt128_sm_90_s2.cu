@@ -1,0 +1,113 @@
+#if defined(_MSC_VER) && !defined(__clang__) && _MSC_VER < 1940
+#define _tl_orig_alignas alignas
+#define alignas(N) _tl_orig_alignas((N) <= 64 ? (N) : 64)
+#include <cuda.h>
+#undef alignas
+#define alignas _tl_orig_alignas
+#endif
+#include <tl_templates/cuda/instruction/wgmma.h>
+#include <tl_templates/cuda/intrin.h>
+#include <tl_templates/cuda/barrier.h>
+#include <tl_templates/cuda/copy_sm90.h>
+#include <tl_templates/cuda/reduce.h>
+#include <tl_templates/cuda/scan.h>
+#include <tl_templates/cuda/ldsm.h>
+#include <tl_templates/cuda/threadblock_swizzle.h>
+#include <tl_templates/cuda/debug.h>
+#ifdef ENABLE_BF16
+#include <tl_templates/cuda/cuda_bf16_fallbacks.cuh>
+#endif
+
+extern "C" __global__ void gemm_nt_kernel(__grid_constant__ const CUtensorMap A_desc, __grid_constant__ const CUtensorMap B_desc, bfloat16_t* __restrict__ C);
+extern "C" __global__ void __launch_bounds__(384, 1) gemm_nt_kernel(__grid_constant__ const CUtensorMap A_desc, __grid_constant__ const CUtensorMap B_desc, bfloat16_t* __restrict__ C) {
+#line 8 "examples/gemm_variants.py"
+  extern __shared__ __align__(1024) uchar buf_dyn_shmem[];
+  void* B_shared = ((void*)((char*)buf_dyn_shmem + 0));
+  void* A_shared = ((void*)((char*)buf_dyn_shmem + 32768));
+  __shared__ __align__(16) uint64_t mbarrier_mem[4];
+  auto mbarrier = reinterpret_cast<Barrier*>(mbarrier_mem);
+  float C_local[128];
+  if (tl::tl_shuffle_elect<0>()) {
+    tl::prefetch_tma_descriptor(A_desc);
+    tl::prefetch_tma_descriptor(B_desc);
+  }
+  if (tl::tl_shuffle_elect<0>()) {
+    mbarrier[0].init(1);
+    mbarrier[1].init(1);
+    mbarrier[2].init(256);
+    mbarrier[3].init(256);
+  }
+  tl::fence_barrier_init();
+  __syncthreads();
+  if (((int)threadIdx.x) < 128) {
+    tl::warpgroup_reg_dealloc<24>();
+    for (int k = 0; k < 32; ++k) {
+      mbarrier[((k & 1) + 2)].wait((((k & 3) >> 1) ^ 1));
+      if (tl::tl_shuffle_elect<128>()) {
+        mbarrier[(k & 1)].expect_transaction(8192);
+        tl::tma_load(A_desc, mbarrier[(k & 1)], (&(((bfloat16_t*)A_shared)[((k & 1) * 4096)])), (k * 32), (((int)blockIdx.y) * 128));
+        mbarrier[(k & 1)].arrive_and_expect_tx(16384);
+        tl::tma_load(B_desc, mbarrier[(k & 1)], (&(((bfloat16_t*)B_shared)[((k & 1) * 8192)])), (k * 32), (((int)blockIdx.x) * 256));
+      }
+    }
+  } else {
+    tl::warpgroup_reg_alloc<240>();
+#line 17 "examples/gemm_variants.py"
+    #pragma unroll
+    for (int i = 0; i < 32; ++i) {
+#line 17 "examples/gemm_variants.py"
+      float broadcast_var = 0x0p+0f/*0.000000e+00*/;
+#line 17 "examples/gemm_variants.py"
+      *(float4*)(C_local + (i * 4)) = make_float4(broadcast_var, broadcast_var, broadcast_var, broadcast_var);
+    }
+    for (int k_1 = 0; k_1 < 32; ++k_1) {
+      mbarrier[(k_1 & 1)].wait(((k_1 & 3) >> 1));
+      {
+        tl::GmmaDescriptor desc_a;
+        tl::GmmaDescriptor desc_b;
+#line 598 "tilelang/cuda/intrinsics/macro/wgmma_macro_generator.py"
+        tl::initialize_wgmma_descriptor<2, 1, 32>(desc_a, (&(((bfloat16_t*)A_shared)[0])));
+#line 600 "tilelang/cuda/intrinsics/macro/wgmma_macro_generator.py"
+        tl::increase_descriptor_offset<int>(desc_a, ((k_1 & 1) * 8192));
+#line 557 "tilelang/cuda/intrinsics/macro/wgmma_macro_generator.py"
+        tl::initialize_wgmma_descriptor<2, 1, 32>(desc_b, (&(((bfloat16_t*)B_shared)[0])));
+#line 559 "tilelang/cuda/intrinsics/macro/wgmma_macro_generator.py"
+        tl::increase_descriptor_offset<int>(desc_b, ((k_1 & 1) * 16384));
+#line 622 "tilelang/cuda/intrinsics/macro/wgmma_macro_generator.py"
+        tl::warpgroup_fence_operand(reinterpret_cast<float*>(C_local + 0), 128);
+#line 631 "tilelang/cuda/intrinsics/macro/wgmma_macro_generator.py"
+        tl::warpgroup_arrive();
+#line 402 "tilelang/cuda/intrinsics/macro/wgmma_macro_generator.py"
+        #pragma unroll
+        for (int i_1 = 0; i_1 < 2; ++i_1) {
+#line 403 "tilelang/cuda/intrinsics/macro/wgmma_macro_generator.py"
+          #pragma unroll
+          for (int ki = 0; ki < 2; ++ki) {
+#line 839 "tilelang/cuda/intrinsics/macro/wgmma_macro_generator.py"
+            tl::wgmma_ss<tl::DataType::kBFloat16, tl::DataType::kBFloat16, tl::DataType::kFloat32, 64, 128, 16, false, false, 1, 1>(uint64_t(desc_a + (((i_1 * 4096) + (ki * 32)) >> 4)), uint64_t(desc_b + ((((((((int)threadIdx.x) >> 7) + 1) & 1) * 8192) + (ki * 32)) >> 4)), ((uint32_t*)(C_local + (i_1 * 64))), 1);
+          }
+        }
+#line 640 "tilelang/cuda/intrinsics/macro/wgmma_macro_generator.py"
+        tl::warpgroup_commit_batch();
+#line 649 "tilelang/cuda/intrinsics/macro/wgmma_macro_generator.py"
+        tl::warpgroup_wait<0>();
+#line 622 "tilelang/cuda/intrinsics/macro/wgmma_macro_generator.py"
+        tl::warpgroup_fence_operand(reinterpret_cast<float*>(C_local + 0), 128);
+      }
+      mbarrier[((k_1 & 1) + 2)].arrive();
+    }
+#line 22 "examples/gemm_variants.py"
+    #pragma unroll
+    for (int i_2 = 0; i_2 < 64; ++i_2) {
+      bfloat16_t C_local_cast[2];
+#line 22 "examples/gemm_variants.py"
+      uint1 __1;
+      float2 v_ = *(float2*)(C_local + (i_2 * 2));
+      (reinterpret_cast<__nv_bfloat162*>(&__1))[0] = __float22bfloat162_rn(((float2*)(&v_))[0]);
+      *(uint1*)(C_local_cast + 0) = __1;
+#line 22 "examples/gemm_variants.py"
+      *(uint1*)(C + ((((((((((((int)blockIdx.y) * 131072) + ((i_2 >> 5) * 65536)) + (((((int)threadIdx.x) & 127) >> 5) * 16384)) + ((i_2 & 1) * 8192)) + (((((int)threadIdx.x) & 31) >> 2) * 1024)) + (((int)blockIdx.x) * 256)) + ((((int)threadIdx.x) >> 7) * 128)) + (((i_2 & 31) >> 1) * 8)) + ((((int)threadIdx.x) & 3) * 2)) - 128)) = *(uint1*)(C_local_cast + 0);
+    }
+  }
+}
+
