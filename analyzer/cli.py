@@ -41,6 +41,9 @@ def build_parser(host=None) -> argparse.ArgumentParser:
     rule.set_defaults(func=cmd_rule)
     plugins = sub.add_parser("plugins", help="list loaded plugins with versions")
     plugins.set_defaults(func=cmd_plugins)
+    from .lowering.command import add_parsers
+
+    add_parsers(sub, add_output_options)
     if host is not None:
         host.pm.hook.pipelint_add_commands(subparsers=sub)
     return parser

@@ -72,13 +72,20 @@ def read_source(path: str, max_bytes: int) -> tuple[Optional[str], Optional[Find
 
 
 def check_source(path: str, source: str, host: PluginHost) -> tuple[FileResult, list[Finding], list[ToolError]]:
+    result, findings, errors, _ = analyze_source(path, source, host)
+    return result, findings, errors
+
+
+def analyze_source(path: str, source: str, host: PluginHost):
+    """Parse, model and check one file; also return the kernel models built."""
     from .model import KernelModel
 
+    models: list = []
     try:
         parsed = parse(source)
     except CudaSyntaxError as err:
         return (FileResult(path, False, error=err.message),
-                [_file_finding(PARSE_ERROR, path, err.message, err.line, err.column)], [])
+                [_file_finding(PARSE_ERROR, path, err.message, err.line, err.column)], [], models)
     findings, errors = host.check_file(parsed, path)
     kernels = parsed.unit.kernels()
     if not kernels and path.endswith(".cu"):
@@ -90,10 +97,11 @@ def check_source(path: str, source: str, host: PluginHost) -> tuple[FileResult, 
             errors.append(ToolError(f"cannot model kernel {func.name}: {type(exc).__name__}: {exc}",
                                     path=path, plugin="pipelint"))
             continue
+        models.append(model)
         f, e = host.check_kernel(model, parsed, path)
         findings.extend(f)
         errors.extend(e)
-    return FileResult(path, True, tuple(k.name for k in kernels)), findings, errors
+    return FileResult(path, True, tuple(k.name for k in kernels)), findings, errors, models
 
 
 def check_file(path: str, host: PluginHost, max_bytes: int) -> tuple[FileResult, list[Finding], list[ToolError]]:

@@ -56,3 +56,17 @@ def pipelint_check_kernel(kernel: "KernelModel", parsed: "ParsedFile", path: str
 @hookspec
 def pipelint_check_file(parsed: "ParsedFile", path: str) -> "Iterable[Finding]":
     """Check a whole parsed file (rules that are not about one kernel)."""
+
+
+# ---------------------------------------------------------------- lowering sweeps
+@hookspec
+def pipelint_check_variants(variants: "list") -> "Iterable[Finding]":
+    """Check the variants of one kernel that `pipelint lower` produced, together.
+
+    :param variants: `analyzer.lowering.sweep.LoweredVariant` objects, one per
+        (arch, num_stages): the planner's IR facts, the dumped CUDA path, and
+        the kernel model of the generated CUDA (None when lowering failed).
+
+    Runs after the per-kernel checks; used for the planner invariants, IR vs
+    CUDA agreement, trends across num_stages and shared-memory budgets.
+    """

@@ -26,8 +26,8 @@ BUILTIN = {
     "wait-group": "plugins.wait_group",
     "barriers": "plugins.barriers",
     "tma-barriers": "plugins.tma_barriers",
+    "lowering-facts": "plugins.lowering_facts",
     "bench": "plugins.bench",
-    "lower": "plugins.lower",
 }
 DISABLE_ENV = "PIPELINT_DISABLE_PLUGINS"
 
@@ -52,6 +52,9 @@ class PluginHost:
 
     def check_file(self, parsed, path: str) -> tuple[list[Finding], list[ToolError]]:
         return self._call("pipelint_check_file", dict(parsed=parsed, path=path))
+
+    def check_variants(self, variants: list) -> tuple[list[Finding], list[ToolError]]:
+        return self._call("pipelint_check_variants", dict(variants=variants))
 
     def _call(self, hook: str, kwargs: dict) -> tuple[list[Finding], list[ToolError]]:
         findings: list[Finding] = []

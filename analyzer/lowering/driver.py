@@ -1,0 +1,195 @@
+"""Sweep (arch, num_stages) variants of one kernel through worker processes, with a cache.
+
+Each variant is one `python -m analyzer.lowering.worker` process with a
+timeout, run in parallel up to `jobs`; a failure, hang or crash becomes that
+variant's error, never the run's.  Results are cached on disk under a key of
+the kernel file's content, the kernel name, parameters, target, num_stages,
+and the TileLang and pipelint versions.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Optional
+
+from .. import __version__
+from ..plugins import UsageError
+
+KNOWN_ARCHS = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100",
+               "sm_100a", "sm_101", "sm_103", "sm_120")
+MARKER = "\n@@PIPELINT@@"
+USAGE_KINDS = {"load", "import", "name", "nokernel", "ambiguous", "tilelang"}
+
+
+@dataclass(frozen=True)
+class KernelRef:
+    file: str
+    name: Optional[str]
+
+    @classmethod
+    def parse(cls, text: str) -> "KernelRef":
+        path, sep, name = text.rpartition(":")
+        if sep and path.endswith(".py") and name.isidentifier():
+            return cls(path, name)
+        return cls(text, None)
+
+
+@dataclass
+class Variant:
+    arch: str
+    num_stages: int
+    ok: bool = False
+    error: Optional[str] = None
+    error_kind: Optional[str] = None
+    result: dict[str, Any] = field(default_factory=dict)
+    cached: bool = False
+    seconds: float = 0.0
+    cuda_path: Optional[str] = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.arch}_s{self.num_stages}"
+
+
+def tilelang_version() -> str:
+    try:
+        return metadata.version("tilelang")
+    except metadata.PackageNotFoundError:
+        raise UsageError("TileLang is not installed: install the extra with "
+                         "`pip install 'pipelint[tilelang]'` (CPU-only machines: "
+                         "`pip install torch==2.13.0` first)") from None
+
+
+def validate(ref: KernelRef, archs: list[str], stages: list[int]) -> None:
+    if not Path(ref.file).is_file():
+        raise UsageError(f"kernel file not found: {ref.file}")
+    for arch in archs:
+        if arch not in KNOWN_ARCHS:
+            raise UsageError(f"unknown arch {arch!r} (known: {', '.join(KNOWN_ARCHS)})")
+    for n in stages:
+        if n < 0:
+            raise UsageError(f"num_stages must be >= 0, got {n}")
+
+
+def parse_params(items: list[str]) -> dict[str, Any]:
+    import ast
+
+    params: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise UsageError(f"--param expects name=value, got {item!r}")
+        try:
+            params[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            params[name] = value
+    return params
+
+
+def run_worker(payload: dict, timeout: float, env: Optional[dict] = None) -> dict:
+    """Run one worker process; crashes and timeouts come back as error results."""
+    cmd = [sys.executable, "-m", "analyzer.lowering.worker"]
+    root = str(Path(__file__).resolve().parents[2])
+    penv = dict(os.environ, **(env or {}))
+    penv["PYTHONPATH"] = root + os.pathsep + penv.get("PYTHONPATH", "")
+    try:
+        proc = subprocess.run(cmd, input=json.dumps(payload), capture_output=True, text=True,
+                              timeout=timeout, env=penv)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "kind": "timeout", "error": f"lowering did not finish in {timeout:g} s (hang?)"}
+    out = proc.stdout
+    if MARKER in out:
+        result = json.loads(out.rsplit(MARKER, 1)[1])
+        if not result.get("ok"):
+            result["log"] = (out.rsplit(MARKER, 1)[0] + proc.stderr)[-2000:]
+        return result
+    tail = (proc.stderr or out).strip().splitlines()[-3:]
+    how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+    return {"ok": False, "kind": "crash", "error": f"lowering worker crashed ({how}): {' | '.join(tail)}"}
+
+
+def discover(ref: KernelRef, timeout: float) -> dict:
+    result = run_worker({"mode": "discover", "file": ref.file, "name": ref.name}, timeout)
+    if not result.get("ok"):
+        raise UsageError(result.get("error", "cannot find the kernel"))
+    return result
+
+
+def cache_key(ref: KernelRef, params: dict, arch: str, stages: int, tl_version: str) -> str:
+    digest = hashlib.sha256(Path(ref.file).read_bytes()).hexdigest()
+    worker = hashlib.sha256(Path(__file__).with_name("worker.py").read_bytes()).hexdigest()
+    raw = json.dumps([digest, ref.name, params, arch, stages, tl_version, __version__, worker],
+                     sort_keys=True, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:40]
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("PIPELINT_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pipelint")
+    return Path(base) / "lower"
+
+
+def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: dict, *,
+                   jobs: int = 0, timeout: float = 300.0, cache_dir: Optional[Path] = None,
+                   trace: Optional[str] = None, trace_dir: Optional[Path] = None) -> tuple[dict, list[Variant]]:
+    validate(ref, archs, stages)
+    tl_version = tilelang_version()
+    cache = cache_dir or default_cache_dir()
+    variants = [Variant(a, n) for a in archs for n in stages]
+    pending = []
+    for v in variants:
+        key = cache_key(ref, params, v.arch, v.num_stages, tl_version)
+        path = cache / f"{key}.json"
+        if trace is None and path.is_file():
+            try:
+                v.result = json.loads(path.read_text())
+                v.ok, v.cached = True, True
+                continue
+            except (OSError, ValueError):
+                pass
+        pending.append((v, path))
+    info = {"name": ref.name, "tilelang": tl_version}
+    if pending:
+        found = discover(ref, timeout)
+        info.update(name=found["name"], kind=found["kind"], stage_param=found.get("stage_param"))
+
+    def work(item: tuple[Variant, Path]) -> None:
+        v, path = item
+        env = None
+        if trace:
+            tdir = (trace_dir or Path("pipelint-trace")) / f"{info['name']}_{v.label}"
+            env = {"TL_LOWER_TRACE": trace, "TL_LOWER_TRACE_DIR": str(tdir)}
+        start = time.perf_counter()
+        res = run_worker({"mode": "lower", "file": ref.file, "name": info["name"], "params": params,
+                          "arch": v.arch, "num_stages": v.num_stages}, timeout, env)
+        v.seconds = time.perf_counter() - start
+        if res.get("ok"):
+            v.ok, v.result = True, res
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(res))
+                tmp.replace(path)
+            except OSError:
+                pass
+        else:
+            v.error, v.error_kind, v.result = res.get("error"), res.get("kind"), res
+
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        list(pool.map(work, pending))
+    if not info.get("kind"):
+        info["name"] = next((v.result.get("name") for v in variants if v.ok), ref.name)
+    return info, variants
+
+
+def variant_filename(kernel: str, v: Variant) -> str:
+    return f"{re.sub(r'[^A-Za-z0-9_.-]', '_', kernel)}_{v.arch}_s{v.num_stages}.cu"

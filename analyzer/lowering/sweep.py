@@ -1,0 +1,107 @@
+"""What one lowered variant contributes to the sweep: IR facts plus CUDA facts.
+
+The CUDA side is read off the kernel model (versions per buffer, the
+steady-state cp.async wait and commit groups, block barriers per iteration,
+shared-memory bytes), so the IR/CUDA comparison and the variant table use one
+definition of each number.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+
+@dataclass
+class LoweredVariant:
+    kernel: str
+    arch: str
+    num_stages: int
+    ok: bool
+    error: Optional[str]
+    facts: dict[str, Any]
+    path: Optional[str] = None          # dumped .cu (findings point here)
+    model: Any = None                   # KernelModel of the generated CUDA
+    findings: list = field(default_factory=list)
+
+    @property
+    def pipelined_loops(self) -> list[dict]:
+        return self.facts.get("pipelined_loops", []) if self.ok else []
+
+    @property
+    def versions(self) -> dict[str, int]:
+        if self.model is None:
+            return {}
+        return {name: st.versions for name, st in self.model.stages.items()}
+
+    @property
+    def max_versions(self) -> int:
+        return max(self.versions.values(), default=1 if self.model is not None else 0)
+
+    def steady_wait(self) -> Optional[tuple[int, int]]:
+        """(N of the first cp_async_wait<N> in a steady iteration, commits per iteration)."""
+        if self.model is None:
+            return None
+        events = self.model.trace.events[0] if self.model.trace.events else []
+        middle = _middle_iteration(events)
+        if middle is None:
+            return None
+        in_it = [e for e in events if e.iteration == middle]
+        waits = [e.value for e in in_it if e.kind == "wait" and e.value is not None]
+        commits = sum(1 for e in in_it if e.kind == "commit")
+        if not waits or not commits:
+            return None
+        return waits[0], commits
+
+    @property
+    def in_flight(self) -> Optional[int]:
+        """Stages in flight at the steady-state wait: N // commit groups per stage."""
+        w = self.steady_wait()
+        return w[0] // w[1] if w else None
+
+    @property
+    def barriers_per_iteration(self) -> Optional[int]:
+        if self.model is None:
+            return None
+        counts = []
+        for events in self.model.trace.events:
+            middle = _middle_iteration(events)
+            if middle is not None:
+                counts.append(sum(1 for e in events if e.iteration == middle and e.kind == "sync"))
+        return max(counts) if counts else None
+
+    @property
+    def shared_bytes(self) -> Optional[int]:
+        """Shared memory per block: CUDA offsets, sizes from the IR's buffer shapes where known."""
+        if self.model is None:
+            return None
+        estimate = self.model.shared_bytes()
+        shapes = self.facts.get("shared_shapes", {})
+        dyn_end, static = 0, 0
+        for buf in self.model.buffers.values():
+            size = _ir_bytes(shapes, buf.name)
+            if size is None:
+                if buf.size is None:
+                    return estimate
+                size = buf.size
+            if buf.space == "dynamic":
+                dyn_end = max(dyn_end, buf.offset + size)
+            else:
+                static += size
+        barriers = sum(8 * b.count for b in self.model.barriers.values())
+        return dyn_end + static + barriers
+
+
+def _middle_iteration(events) -> Optional[tuple]:
+    its = sorted({e.iteration for e in events if e.iteration and len(e.iteration) == 1},
+                 key=lambda it: it[0][1])
+    return its[len(its) // 2] if its else None
+
+
+def _ir_bytes(shapes: dict, name: str) -> Optional[int]:
+    shape, elem = shapes.get(name), shapes.get(name + "@bytes")
+    if not shape or not elem or any(d < 0 for d in shape):
+        return None
+    total = elem[0]
+    for d in shape:
+        total *= d
+    return total

@@ -1,0 +1,164 @@
+"""The seed's criteria, generalised: what the planner and the generated CUDA must agree on.
+
+Runs on the variants of one kernel that `pipelint lower` produced:
+
+* planner invariants, read from `src/transform/pipeline_planning.cc`: copies
+  that feed a consumer sit at stage 0, every other statement at one stage S,
+  where S = N, or N - 1 when all copies were ordered last and N >= 2 (the
+  "move copies to the front" step); order is a permutation; N = 0 leaves no
+  annotation at all, and N = 1 is still a two-stage plan ([0, 0, 1]);
+* IR vs CUDA: the version dimension `InjectSoftwarePipeline` gave each buffer
+  is the number of slots the CUDA rotates over, and the steady-state
+  `cp_async_wait` keeps versions - 1 stages of commit groups in flight;
+* across num_stages: versions and in-flight depth grow, block barriers per
+  steady-state iteration stay flat;
+* shared memory per variant within the arch's per-block limit.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from analyzer import hookimpl
+from analyzer.checks import rules_by_id
+from analyzer.findings import Finding, Location, Rule, Severity
+
+SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_87": 163 * 1024, "sm_89": 99 * 1024,
+              "sm_90": 227 * 1024, "sm_90a": 227 * 1024, "sm_100": 227 * 1024, "sm_100a": 227 * 1024,
+              "sm_120": 99 * 1024}
+
+RULES = (
+    Rule("planner-stages", "PlannerStages", "Pipeline plan breaks the planner's invariants",
+         "The software_pipeline_stage / order annotations PipelinePlanning wrote do not have the shape "
+         "its algorithm produces for this num_stages.", Severity.ERROR,
+         "Report it with the kernel: the lowering is not what TileLang's planner intends.",
+         ("correctness", "planner")),
+    Rule("ir-cuda-mismatch", "IrCudaMismatch", "Generated CUDA disagrees with the IR's pipeline",
+         "The version dimension or wait depth in the CUDA is not what the IR's pipeline says.",
+         Severity.ERROR, "Compare the IR after InjectSoftwarePipeline with the CUDA (--trace).",
+         ("correctness", "pipeline")),
+    Rule("stage-trend", "StageTrend", "A pipeline fact moves the wrong way as num_stages grows",
+         "Across variants of one kernel, versions and in-flight depth should grow with num_stages and "
+         "block barriers per steady-state iteration stay flat; a barrier count that grows means a "
+         "barrier landed on the critical path.", Severity.WARNING,
+         "Diff the variants (`pipelint diff`) and look at the barriers in the loop.",
+         ("performance", "pipeline")),
+    Rule("shared-memory-budget", "SharedMemoryBudget", "Variant needs more shared memory than a block may have",
+         "The static shared-memory footprint exceeds the architecture's per-block limit (sm_80: 163 KB, "
+         "sm_90: 227 KB), so the kernel cannot launch.", Severity.ERROR,
+         "Lower num_stages or the tile sizes.", ("resources",)),
+    Rule("lowering-failed", "LoweringFailed", "TileLang could not lower this variant",
+         "Lowering failed, hung or crashed; the message is TileLang's own.", Severity.ERROR,
+         "Read TileLang's message; try --trace to see the pass that failed.", ("tool",)),
+)
+_R = rules_by_id(RULES)
+
+
+@hookimpl
+def pipelint_rules():
+    return RULES
+
+
+def _finding(rule_id: str, v, message: str, severity=None) -> Finding:
+    rule = _R[rule_id]
+    path = v.path or f"{v.kernel}_{v.arch}_s{v.num_stages}.cu"
+    return Finding(rule.id, severity or rule.severity, message, Location(path, 1, 1), kernel=v.kernel)
+
+
+@hookimpl
+def pipelint_check_variants(variants):
+    out = []
+    for v in variants:
+        if not v.ok:
+            out.append(_finding("lowering-failed", v, f"{v.arch} num_stages={v.num_stages}: {v.error}"))
+            continue
+        out.extend(_planner(v))
+        out.extend(_ir_vs_cuda(v))
+        out.extend(_budget(v))
+    out.extend(_trends(variants))
+    return out
+
+
+def _planner(v):
+    n = v.num_stages
+    loops = v.pipelined_loops
+    if n == 0:
+        return [_finding("planner-stages", v, f"num_stages=0 but the loop over {lp['loop_var']} still has "
+                         f"a pipeline plan {lp['software_pipeline_stage']}") for lp in loops]
+    out = []
+    for lp in loops:
+        stage, order = lp["software_pipeline_stage"] or [], lp["software_pipeline_order"] or []
+        producers = lp.get("software_pipeline_async_producers") or [0] * len(stage)
+        where = f"loop over {lp['loop_var']} (num_stages={n})"
+        problems = []
+        if lp.get("tl_pipelined_num_stages") not in (None, n):
+            problems.append(f"tl_pipelined_num_stages is {lp['tl_pipelined_num_stages']}, not {n}")
+        if sorted(order) != list(range(len(stage))):
+            problems.append(f"order {order} is not a permutation of the {len(stage)} statements")
+        rest = {s for s, p in zip(stage, producers) if not p and s != 0}
+        allowed = {n - 1, n} if n >= 2 else {n}
+        if len(rest) > 1 or not rest <= allowed:
+            problems.append(f"non-copy statements sit at stages {sorted(rest)}; the planner puts them all "
+                            f"at one stage in {sorted(allowed)}")
+        bad_copies = [i for i, (s, p) in enumerate(zip(stage, producers)) if p and s != 0]
+        if bad_copies:
+            problems.append(f"async copies {bad_copies} are not at stage 0")
+        if not rest and stage:
+            problems.append("every statement is at stage 0: nothing overlaps")
+        for p in problems:
+            out.append(_finding("planner-stages", v, f"{where}: {p} (stage={stage}, order={order})"))
+    return out
+
+
+def _ir_vs_cuda(v):
+    out = []
+    shapes = v.facts.get("shared_shapes", {})
+    versions = v.versions
+    for name, cuda_versions in versions.items():
+        shape = shapes.get(name)
+        if shape and len(shape) >= 2 and shape[0] > 1 and shape[0] != cuda_versions:
+            out.append(_finding("ir-cuda-mismatch", v, f"{name}: the IR gives it {shape[0]} versions "
+                                f"(shape {shape}) but the CUDA rotates over {cuda_versions} slots"))
+    wait = v.steady_wait()
+    if wait and versions:
+        n, groups = wait
+        expected = max(versions.values()) - 1
+        if n // groups != expected:
+            out.append(_finding("ir-cuda-mismatch", v, f"steady-state cp_async_wait<{n}> with {groups} commit "
+                                f"group(s) per stage keeps {n // groups} stage(s) in flight, but the buffers "
+                                f"have {expected + 1} versions (expected {expected} in flight)"))
+    return out
+
+
+def _budget(v):
+    need = v.shared_bytes
+    limit = SMEM_LIMIT.get(v.arch)
+    if need is None or limit is None or need <= limit:
+        return []
+    return [_finding("shared-memory-budget", v, f"{v.arch} num_stages={v.num_stages} needs {need} bytes of "
+                     f"shared memory per block; the limit is {limit} ({limit // 1024} KB)")]
+
+
+def _trends(variants):
+    by_arch = defaultdict(list)
+    for v in variants:
+        if v.ok and v.model is not None and v.num_stages >= 1:
+            by_arch[v.arch].append(v)
+    out = []
+    for arch, vs in by_arch.items():
+        vs.sort(key=lambda v: v.num_stages)
+        for a, b in zip(vs, vs[1:]):
+            if b.max_versions < a.max_versions:
+                out.append(_finding("stage-trend", b, f"{arch}: versions fall from {a.max_versions} at "
+                                    f"num_stages={a.num_stages} to {b.max_versions} at {b.num_stages}"))
+            if a.in_flight is not None and b.in_flight is not None and b.in_flight < a.in_flight:
+                out.append(_finding("stage-trend", b, f"{arch}: in-flight depth falls from {a.in_flight} to "
+                                    f"{b.in_flight} as num_stages goes {a.num_stages} -> {b.num_stages}"))
+        counted = [v for v in vs if v.barriers_per_iteration is not None]
+        if len(counted) >= 3:
+            counts = [v.barriers_per_iteration for v in counted]
+            if all(x < y for x, y in zip(counts, counts[1:])):
+                last = counted[-1]
+                out.append(_finding("stage-trend", last, f"{arch}: block barriers per steady-state iteration "
+                                    f"grow with num_stages ({counts} for num_stages "
+                                    f"{[v.num_stages for v in counted]}): a barrier is on the critical path"))
+    return out

