@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 from typing import Optional
 
 from .findings import Finding
@@ -78,10 +79,16 @@ def line_hashes(text: str) -> dict[int, str]:
 
 
 @functools.lru_cache(maxsize=128)
+def _cached_hashes(path: str, mtime_ns: int, size: int) -> dict[int, str]:
+    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+        return line_hashes(fh.read())
+
+
 def file_line_hashes(path: str) -> dict[int, str]:
+    """Hashes of a file's lines, cached while the file is unchanged."""
     try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-            return line_hashes(fh.read())
+        st = os.stat(path)
+        return _cached_hashes(path, st.st_mtime_ns, st.st_size)
     except OSError:
         return {}
 

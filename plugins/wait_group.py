@@ -69,7 +69,7 @@ def pipelint_check_kernel(kernel, parsed, path):
                 [(h.first.node, "the copy into this slot")]))
         elif h.kind in ("raw-uncommitted", "exit-uncommitted") and id(h.first.node) not in uncommitted_reported:
             uncommitted_reported.add(id(h.first.node))
-            tail = ("is read" if h.kind == "raw-uncommitted" else "the kernel ends")
+            tail = ("it is read" if h.kind == "raw-uncommitted" else "the kernel ends")
             out.append(make_finding(
                 _R["uncommitted-copy"], path, kernel, h.first.node,
                 f"cp.async into {h.first.buffer} (iteration {_it(h.first)}) is never committed "

@@ -3,6 +3,7 @@ line with a caret, related locations underneath, and a summary."""
 from __future__ import annotations
 
 import functools
+import os
 from collections import Counter
 
 from ..findings import Finding, Report, Severity
@@ -12,10 +13,15 @@ _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
 
 
 @functools.lru_cache(maxsize=64)
+def _cached_lines(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return tuple(fh.read().splitlines())
+
+
 def _lines(path: str) -> tuple[str, ...]:
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return tuple(fh.read().splitlines())
+        st = os.stat(path)
+        return _cached_lines(path, st.st_mtime_ns, st.st_size)
     except OSError:
         return ()
 

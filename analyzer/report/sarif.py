@@ -1,0 +1,148 @@
+"""SARIF 2.1.0 for GitHub code scanning (and any other SARIF consumer).
+
+What GitHub reads is filled in: every enabled rule with help text, markdown and
+a help URI; results with rule index, level, a relative URI under `%SRCROOT%`,
+a full region, related locations with messages and a
+`primaryLocationLineHash` computed here (so alerts keep their identity when
+lines above move, also for kernels dumped outside the checkout).  Tool errors
+go to `toolExecutionNotifications` and `executionSuccessful` says whether
+there were any.  GitHub's upload limits are respected by dropping the least
+severe results first, with a notification saying so.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Any, Optional
+from urllib.parse import quote
+
+from .. import __version__
+from ..docs import help_uri
+from ..findings import Finding, Location, Report, Rule, Severity
+from ..fingerprint import line_hash
+
+INFORMATION_URI = "https://github.com/pipelint/pipelint"
+MAX_RESULTS = 25_000
+MAX_RULES = 25_000
+MAX_RELATED = 10
+MAX_TAGS = 20
+MAX_GZIP_BYTES = 10 * 1024 * 1024
+LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
+
+
+def _uri(path: str, root: Path) -> str:
+    p = Path(path)
+    rel = os.path.relpath(p.resolve(), root) if p.is_absolute() or p.exists() else path
+    return quote(Path(rel).as_posix(), safe="/._-~")
+
+
+def _region(loc: Location) -> dict[str, int]:
+    region = {"startLine": max(1, loc.line), "startColumn": max(1, loc.column)}
+    if loc.end_line:
+        region["endLine"] = loc.end_line
+    if loc.end_column:
+        region["endColumn"] = max(loc.end_column, region["startColumn"] + 1) \
+            if (loc.end_line or loc.line) == loc.line else loc.end_column
+    return region
+
+
+def _physical(loc: Location, root: Path) -> dict[str, Any]:
+    return {"artifactLocation": {"uri": _uri(loc.path, root), "uriBaseId": "%SRCROOT%"},
+            "region": _region(loc)}
+
+
+def rule_descriptor(rule: Rule) -> dict[str, Any]:
+    return {
+        "id": rule.id,
+        "name": rule.name,
+        "shortDescription": {"text": rule.short},
+        "fullDescription": {"text": rule.full},
+        "help": {"text": f"{rule.full}\n\nHow to fix: {rule.help}",
+                 "markdown": f"**{rule.short}**\n\n{rule.full}\n\n**How to fix.** {rule.help}\n\n"
+                             f"[Documentation]({help_uri(rule)})"},
+        "helpUri": help_uri(rule),
+        "defaultConfiguration": {"level": LEVEL[rule.severity]},
+        "properties": {"tags": list(rule.tags)[:MAX_TAGS], "precision": rule.precision,
+                       "problem.severity": "recommendation" if rule.severity == Severity.NOTE
+                       else LEVEL[rule.severity]},
+    }
+
+
+def _result(f: Finding, index: int, root: Path, suppressed: bool) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": f.rule,
+        "ruleIndex": index,
+        "level": LEVEL[f.severity],
+        "message": {"text": f.message},
+        "locations": [{"physicalLocation": _physical(f.location, root)}],
+    }
+    related = [{"id": i, "physicalLocation": _physical(r, root), "message": {"text": r.message or "related"}}
+               for i, r in enumerate(f.related[:MAX_RELATED])]
+    if related:
+        result["relatedLocations"] = related
+    lh = line_hash(f.location.path, f.location.line)
+    if lh:
+        result["partialFingerprints"] = {"primaryLocationLineHash": lh}
+    if f.kernel or f.plugin:
+        result["properties"] = {k: v for k, v in (("kernel", f.kernel), ("plugin", f.plugin)) if v}
+    if suppressed:
+        result["suppressions"] = [{"kind": "inSource", "justification": "pipelint: ignore comment"}]
+    return result
+
+
+def _notification(message: str, level: str = "error", path: Optional[str] = None,
+                  root: Optional[Path] = None) -> dict[str, Any]:
+    note: dict[str, Any] = {"level": level, "message": {"text": message}}
+    if path and root is not None:
+        note["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": _uri(path, root),
+                                                                        "uriBaseId": "%SRCROOT%"}}}]
+    return note
+
+
+def render(report: Report, host=None, category: Optional[str] = None, root: Optional[str] = None,
+           **_: object) -> str:
+    base = Path(root or os.getcwd()).resolve()
+    rules = sorted(report.rules.values(), key=lambda r: r.id)[:MAX_RULES]
+    index = {r.id: i for i, r in enumerate(rules)}
+    notifications: list[dict[str, Any]] = []
+    for fr in report.files:
+        if not fr.parsed and fr.error:
+            notifications.append(_notification(f"{fr.path}: not analysed: {fr.error}", "error", fr.path, base))
+    for e in report.errors:
+        notifications.append(_notification(e.message, "error" if e.internal else "warning", e.path, base))
+    ranked = sorted(((f, False) for f in report.findings), key=lambda x: (-x[0].severity.rank, x[0].sort_key))
+    ranked += [(f, True) for f in report.suppressed]
+    if len(ranked) > MAX_RESULTS:
+        notifications.append(_notification(
+            f"{len(ranked) - MAX_RESULTS} of {len(ranked)} results dropped (least severe first) to stay within "
+            f"GitHub's limit of {MAX_RESULTS} results per run", "warning"))
+        ranked = ranked[:MAX_RESULTS]
+    results = [_result(f, index.get(f.rule, 0), base, sup) for f, sup in ranked if f.rule in index]
+    extensions = []
+    if host is not None:
+        for name in host.plugin_names():
+            extensions.append({"name": name, "version": host.versions.get(name) or __version__})
+    run: dict[str, Any] = {
+        "tool": {"driver": {"name": "pipelint", "version": __version__, "semanticVersion": __version__,
+                            "informationUri": INFORMATION_URI,
+                            "rules": [rule_descriptor(r) for r in rules]},
+                 "extensions": extensions},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": base.as_uri() + "/"}},
+        "results": results,
+        "invocations": [{"executionSuccessful": not any(e.internal for e in report.errors),
+                         "toolExecutionNotifications": notifications}],
+        "columnKind": "unicodeCodePoints",
+    }
+    if category:
+        run["automationDetails"] = {"id": category if category.endswith("/") else category + "/"}
+    doc = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
+    text = json.dumps(doc, indent=2, sort_keys=True)
+    while len(gzip.compress(text.encode())) > MAX_GZIP_BYTES and run["results"]:
+        drop = max(1, len(run["results"]) // 10)
+        run["results"] = run["results"][:-drop]
+        run["invocations"][0]["toolExecutionNotifications"].append(_notification(
+            f"{drop} results dropped to keep the file under GitHub's 10 MB (gzipped) upload limit", "warning"))
+        text = json.dumps(doc, indent=2, sort_keys=True)
+    return text + "\n"

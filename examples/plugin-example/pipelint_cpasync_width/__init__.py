@@ -1,0 +1,43 @@
+"""Example third-party pipelint plugin: cp.async copies narrower than 16 bytes.
+
+`cp.async.cg` (the L2-only, 16-byte form) is what keeps a pipelined load
+cheap; when TileLang cannot prove 16-byte alignment or contiguity it falls back
+to `tl::cp_async_gs<8>` or `<4>`, which issue 2-4x more instructions for the
+same tile and go through L1.  This check reads the kernel model's cp.async
+events (inside pipelined loops only) and reports each narrow copy once.
+"""
+from __future__ import annotations
+
+from analyzer import hookimpl
+from analyzer.checks import make_finding
+from analyzer.findings import Rule, Severity
+
+NARROW = Rule(
+    "narrow-cp-async", "NarrowCpAsync", "cp.async copy narrower than 16 bytes in a pipelined loop",
+    "A `tl::cp_async_gs<N>` with N < 16 moves the tile in 4- or 8-byte pieces: more instructions per "
+    "stage and no L1 bypass, so the copy competes with compute instead of hiding behind it.",
+    Severity.WARNING, "Make the innermost copied dimension contiguous and a multiple of 16 bytes "
+    "(e.g. block_K * sizeof(dtype) % 16 == 0), or pad the shared buffer.",
+    ("performance", "cp.async"))
+
+
+@hookimpl
+def pipelint_rules():
+    return [NARROW]
+
+
+@hookimpl
+def pipelint_check_kernel(kernel, parsed, path):
+    seen = set()
+    findings = []
+    for ev in kernel.trace.all_events():
+        if ev.kind != "cp_async" or not ev.iteration or id(ev.node) in seen:
+            continue
+        seen.add(id(ev.node))
+        width = ev.node.template_args[0] if ev.node.template_args else ""
+        if width.isdigit() and int(width) < 16:
+            findings.append(make_finding(
+                NARROW, path, kernel, ev.node,
+                f"cp.async into {ev.buffer} copies {width} bytes per instruction; 16-byte copies "
+                f"need {16 // int(width)}x fewer instructions per stage"))
+    return findings
