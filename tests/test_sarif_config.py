@@ -235,3 +235,19 @@ def test_baseline_write_then_report_only_new(run_cli, workdir):
     res = run_cli("check", "kernels/race.cu", "kernels/dup.cu", "--baseline", "base.json", "--format", "json")
     assert _rules(res) == {"redundant-barrier"}
     assert run_cli("check", "kernels/race.cu", "--baseline", "missing.json").code == 2
+
+
+def test_every_builtin_rule_has_a_documentation_page_and_rule_prints_it(run_cli):
+    from analyzer.plugins import load_plugins
+
+    host = load_plugins()
+    builtin = [r for r, p in host.rule_plugin.items() if p in ("pipelint", "version-dimension", "wait-group",
+                                                              "barriers", "tma-barriers", "lowering-facts")]
+    for rule_id in builtin:
+        page = ROOT / "docs" / "rules" / f"{rule_id}.md"
+        assert page.is_file(), rule_id
+        text = page.read_text()
+        assert "## Why it matters for the pipeline" in text and "## Example" in text and "## How to fix" in text
+    res = run_cli("rule", "wait-too-shallow")
+    assert res.code == 0 and "cp_async_wait<3>" in res.out
+    assert run_cli("rule", "nope").code == 2
