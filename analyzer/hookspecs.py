@@ -33,7 +33,8 @@ def pipelint_rules() -> "Iterable[Rule]":
 def pipelint_add_commands(subparsers: "argparse._SubParsersAction") -> None:
     """Add subcommands to the `pipelint` CLI (the GPU bench plugin adds `bench`).
 
-    A command sets `func=callable(args) -> int` as a parser default.
+    A command sets `func=callable(args, host) -> int` as a parser default; `host`
+    is the loaded `PluginHost` (rules, checks).
     """
 
 

@@ -33,8 +33,7 @@ def add_parsers(sub, add_output_options) -> None:
 
 
 def cmd_lower(args, host) -> int:
-    from ..engine import analyze_source
-    from .driver import KernelRef, lower_variants, parse_params, variant_filename
+    from .driver import KernelRef, lower_variants, parse_params
 
     ref = KernelRef.parse(args.kernel)
     params = parse_params(args.param)
@@ -45,6 +44,28 @@ def cmd_lower(args, host) -> int:
                                     trace_dir=dump / "trace")
     kernel = info.get("name") or Path(ref.file).stem
     report = Report(rules=dict(host.rules), errors=list(host.errors))
+    lowered = analyze_variants(kernel, variants, host, dump, report, keep_paths=bool(args.dump_dir))
+    from ..config import apply_config, load_config
+
+    fail_on = apply_config(report, load_config([ref.file], args.config, host), args, host)
+    text = render_lower(args.format, kernel, ref, info, lowered, report, host, args)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    if args.sarif_output:
+        from ..report import get_reporter
+
+        Path(args.sarif_output).write_text(get_reporter("sarif")(report, host=host, category=args.sarif_category))
+    return report.exit_code(fail_on)
+
+
+def analyze_variants(kernel: str, variants, host, dump: Path, report: Report,
+                     keep_paths: bool = True) -> list[LoweredVariant]:
+    """Write each variant's CUDA and facts, check it, then run the sweep checks."""
+    from ..engine import analyze_source
+    from .driver import variant_filename
+
     lowered: list[LoweredVariant] = []
     dump.mkdir(parents=True, exist_ok=True)
     for v in variants:
@@ -54,7 +75,7 @@ def cmd_lower(args, host) -> int:
             path.write_text(v.result["cuda"])
             facts = {k: val for k, val in v.result.items() if k != "cuda"}
             path.with_suffix(".json").write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n")
-            lv.path = str(path) if args.dump_dir else path.name
+            lv.path = str(path) if keep_paths else path.name
             result, findings, errors, models = analyze_source(str(path), v.result["cuda"], host)
             lv.model = models[0] if models else None
             lv.findings = [_rename(f, lv.path) for f in findings]
@@ -69,19 +90,7 @@ def cmd_lower(args, host) -> int:
         (owner.findings if owner else report.findings).append(f)
     for lv in lowered:
         report.findings.extend(lv.findings)
-    from ..config import apply_config, load_config
-
-    fail_on = apply_config(report, load_config([ref.file], args.config, host), args, host)
-    text = render_lower(args.format, kernel, ref, info, lowered, report, host, args)
-    if args.output:
-        Path(args.output).write_text(text)
-    else:
-        sys.stdout.write(text)
-    if args.sarif_output:
-        from ..report import get_reporter
-
-        Path(args.sarif_output).write_text(get_reporter("sarif")(report, host=host, category=args.sarif_category))
-    return report.exit_code(fail_on)
+    return lowered
 
 
 def _rename(f, path):

@@ -70,6 +70,25 @@ class LoweredVariant:
         return max(counts) if counts else None
 
     @property
+    def dynamic_shared_bytes(self) -> Optional[int]:
+        """The extern (dynamic) shared buffer's size: what the launch must request."""
+        if self.model is None:
+            return None
+        shapes = self.facts.get("shared_shapes", {})
+        end = 0
+        for buf in self.model.buffers.values():
+            if buf.space != "dynamic":
+                continue
+            size = _ir_bytes(shapes, buf.name)
+            if size is None:
+                st = self.model.stages.get(buf.name)
+                size = buf.size if buf.size is not None else (st.stride * st.versions if st else None)
+            if size is None:
+                return None
+            end = max(end, buf.offset + size)
+        return end
+
+    @property
     def shared_bytes(self) -> Optional[int]:
         """Shared memory per block: CUDA offsets, sizes from the IR's buffer shapes where known."""
         if self.model is None:

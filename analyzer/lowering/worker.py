@@ -235,6 +235,19 @@ def _tma_boxes(artifact) -> dict[str, int]:
     return boxes
 
 
+def dyn_shared_bytes(artifact) -> int | None:
+    """`dyn_shared_memory_buf` of the device kernels: what the launch requests."""
+    device = getattr(artifact, "device_mod", None)
+    if device is None:
+        return None
+    total = None
+    for _, func in device.functions.items():
+        attrs = getattr(func, "attrs", None)
+        if attrs is not None and "dyn_shared_memory_buf" in attrs:
+            total = max(total or 0, int(attrs["dyn_shared_memory_buf"]))
+    return total
+
+
 def lower(spec: dict) -> dict:
     import tilelang
     from tilelang.instrumentation import (PassInstrumentationTool, StackedPassInstrument,
@@ -260,6 +273,7 @@ def lower(spec: dict) -> dict:
     return {"ok": True, "name": name, "kind": kind, "stages_via": "parameter" if via_param else "annotation",
             "cuda": str(artifact.kernel_source), "pipelined_loops": facts.planned,
             "shared_shapes": facts.shapes, "tma_box_bytes": _tma_boxes(artifact),
+            "dyn_shared_memory_bytes": dyn_shared_bytes(artifact),
             "fact_errors": facts.errors}
 
 
