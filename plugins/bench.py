@@ -13,6 +13,7 @@ the compiled kernel), the steady-state wait, barriers per iteration, findings.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import statistics
 import sys
@@ -192,7 +193,9 @@ def measure(args, host) -> dict:
     }
     started = time.perf_counter()
     jobs = [(ref.file, ref.name, {**base, **cfg}, n, args.out_idx) for cfg in configs for n in args.num_stages]
-    with ProcessPoolExecutor(max_workers=args.jobs or min(len(jobs), os.cpu_count() or 1)) as pool:
+    # spawn, not fork: this process has already initialised CUDA
+    with ProcessPoolExecutor(max_workers=args.jobs or min(len(jobs), os.cpu_count() or 1),
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
         compile_errors = dict(zip([(j[2].__repr__(), j[3]) for j in jobs], pool.map(_compile_one, jobs)))
     doc["compile_seconds"] = round(time.perf_counter() - started, 1)
     for cfg in configs:

@@ -143,7 +143,8 @@ def plot(doc: dict, path: str) -> None:
     ax_mem.set(xlabel="num_stages", ylabel="shared memory per block (KiB)", title="shared memory")
     for ax in (ax_lat, ax_mem):
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
