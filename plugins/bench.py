@@ -105,6 +105,32 @@ def _compile_one(job: tuple) -> Optional[str]:
         return f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else exc}"
 
 
+def compiled_dyn_smem(kernel, recompile) -> tuple[Optional[int], str]:
+    """Dynamic shared memory the compiled kernel launches with, and where it was read.
+
+    A kernel served from TileLang's cache may come without its device IRModule;
+    then the variant is compiled once more with the cache off to read it.
+    """
+    from analyzer.lowering.worker import dyn_shared_bytes
+
+    for where, holder in (("artifact", getattr(kernel, "artifact", None)),
+                          ("adapter", getattr(kernel, "adapter", None))):
+        value = dyn_shared_bytes(holder) if holder is not None else None
+        if value is not None:
+            return value, where
+    from tilelang.env import env as tl_env
+
+    was = tl_env.is_cache_enabled()
+    tl_env.disable_cache()
+    try:
+        fresh = recompile()
+    finally:
+        if was:
+            tl_env.enable_cache()
+    value = dyn_shared_bytes(getattr(fresh, "artifact", None))
+    return value, "uncached compile"
+
+
 def _compile(file: str, name: Optional[str], kwargs: dict, stages: int, out_idx: int):
     import tilelang
 
@@ -176,8 +202,6 @@ def measure(args, host) -> dict:
     import tilelang
 
     from analyzer.lowering.driver import KernelRef, parse_params, tilelang_version
-    from analyzer.lowering.worker import dyn_shared_bytes
-
     ref = KernelRef.parse(args.kernel)
     base = parse_params(args.param)
     configs = [parse_config(c) for c in args.config] or [{}]
@@ -222,7 +246,11 @@ def measure(args, host) -> dict:
                 v["error"] = error
                 entry["variants"].append(v)
                 continue
-            v["smem_bytes_compiled"] = dyn_shared_bytes(kernel.artifact)
+            try:
+                v["smem_bytes_compiled"], v["smem_source"] = compiled_dyn_smem(
+                    kernel, lambda: _compile(ref.file, ref.name, params, n, args.out_idx))
+            except BaseException as exc:  # noqa: BLE001
+                v["smem_bytes_compiled"], v["smem_source"] = None, f"unavailable: {exc}"
             try:
                 profiler = kernel.get_profiler()
                 if reference is not None:

@@ -51,6 +51,8 @@ def explain(v: dict, best_ms: Optional[float], min_barriers: Optional[int]) -> l
         reasons.append(status)
     static = v.get("static", {})
     rules = set(static.get("rules", []))
+    if static.get("versions") == 1 and status == "ok":
+        reasons.append("single-buffered (1 version): each load waits for the previous compute")
     if static.get("in_flight") == 0:
         reasons.append("no copy/compute overlap: cp_async_wait<0> in the loop")
     if "wait-too-deep" in rules:

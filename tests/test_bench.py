@@ -1,0 +1,68 @@
+"""The GPU-free half of the bench plugin, on data recorded on an H200 (docs/bench/)."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from conftest import ROOT
+from plugins.bench_analysis import agreement, annotate, explain, knee, render_table
+
+GEMM = ROOT / "docs" / "bench" / "gemm_8192.json"
+GEMV = ROOT / "docs" / "bench" / "gemv_16384.json"
+
+
+@pytest.fixture
+def gemm():
+    return json.loads(GEMM.read_text())
+
+
+def test_knee_is_the_smallest_stage_count_within_tolerance(gemm):
+    knees = [knee(cfg, 0.05)["num_stages"] for cfg in gemm["configs"]]
+    assert knees == [4, 4, 3]
+    assert [knee(cfg, 0.0)["num_stages"] for cfg in gemm["configs"]] == [4, 6, 4]  # strict best
+    assert knee({"variants": [{"num_stages": 2, "status": "compile-failed"}]}, 0.05) is None
+
+
+def test_static_estimate_agrees_with_the_compiled_kernel(gemm):
+    variants = [v for cfg in gemm["configs"] for v in cfg["variants"]]
+    assert variants and all(agreement(v) is None for v in variants)
+    assert all(v["smem_bytes_compiled"] == v["smem_bytes_static"] for v in variants)
+    broken = dict(variants[0], smem_bytes_static=variants[0]["smem_bytes_compiled"] // 2)
+    assert "!=" in agreement(broken)
+
+
+def test_explanations_come_from_static_facts():
+    assert explain({"status": "ok", "latency_ms": 7.0, "static": {"versions": 1}}, 2.0, 0) == [
+        "single-buffered (1 version): each load waits for the previous compute"]
+    reasons = explain({"status": "ok", "latency_ms": 3.0,
+                       "static": {"in_flight": 0, "rules": ["wait-too-deep", "redundant-barrier"],
+                                  "barriers_per_iteration": 3}}, 2.0, 2)
+    assert any("cp_async_wait<0>" in r for r in reasons) and any("critical path" in r for r in reasons)
+    assert "3 barriers per iteration (best variant: 2)" in reasons
+    smem = explain({"status": "smem-exceeded", "static": {"rules": ["shared-memory-budget"]}}, None, None)
+    assert smem == ["does not fit in shared memory (predicted: shared-memory-budget)"]
+
+
+def test_annotated_record_fractions_and_table(gemm):
+    doc = annotate(copy.deepcopy(gemm))
+    best = min(v["latency_ms"] for cfg in doc["configs"] for v in cfg["variants"])
+    frac = max(v["fraction_of_reference"] for cfg in doc["configs"] for v in cfg["variants"])
+    assert 0.85 < frac < 0.95 and frac == pytest.approx(doc["configs"][1]["reference_ms"] / best)
+    text = render_table(doc)
+    assert "knee: num_stages=4" in text and "knee: num_stages=3" in text
+    assert "single-buffered" in text
+
+
+def test_bench_renders_recorded_runs_and_plots_without_a_gpu(run_cli, tmp_path):
+    png = tmp_path / "gemv.png"
+    res = run_cli("bench", "--from-json", GEMV, "--plot", png)
+    assert res.code == 0 and "knee: num_stages=2" in res.out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_without_a_gpu_says_so_in_one_line(run_cli):
+    res = run_cli("bench", ROOT / "examples" / "gemm.py")
+    assert res.code == 2
+    assert res.err.count("\n") == 1 and "GPU" in res.err
