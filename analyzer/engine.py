@@ -92,7 +92,7 @@ def analyze_source(path: str, source: str, host: PluginHost):
         findings.append(_file_finding(NO_KERNEL, path, "no __global__ kernel with a body in this file"))
     for func in kernels:
         try:
-            model = KernelModel(func, parsed.lines)
+            model = KernelModel(func, parsed.lines, parsed.registry)
         except Exception as exc:  # noqa: BLE001 - a model bug must not lose other files
             errors.append(ToolError(f"cannot model kernel {func.name}: {type(exc).__name__}: {exc}",
                                     path=path, plugin="pipelint"))

@@ -74,7 +74,21 @@ def span_of(item: Any) -> Optional[A.Span]:
 
 
 def cover(children: Sequence[Any]) -> A.Span:
-    """Span from the first positioned child to the last."""
+    """Span from the first positioned child to the last (hot: called once per node)."""
+    try:
+        first, last = children[0], children[-1]
+        s = getattr(first, "span", None)
+        line, column = (s.line, s.column) if s is not None else (first.line, first.column)
+        s = getattr(last, "span", None)
+        end_line, end_column = (s.end_line, s.end_column) if s is not None else (last.end_line, last.end_column)
+        if line and end_line:
+            return A.Span(line, column, end_line, end_column)
+    except (AttributeError, IndexError, TypeError):
+        pass
+    return _cover_slow(children)
+
+
+def _cover_slow(children: Sequence[Any]) -> A.Span:
     first = last = None
     for child in children:
         s = span_of(child)
@@ -129,7 +143,10 @@ class _Chain:
     items: list
 
 
-def fold(items: list) -> A.Expr:
+MODULAR = frozenset({"%", "/", "&"})
+
+
+def fold(items: list, modular: Optional[list] = None) -> A.Expr:
     """Fold [operand, op, operand, ...] into Binary nodes by C precedence (precedence climbing)."""
     operands = items[0::2]
     ops = [t.value for t in items[1::2]]
@@ -144,6 +161,8 @@ def fold(items: list) -> A.Expr:
             right = climb(PRECEDENCE[op] + 1)
             left = A.Binary(op, left, right, A.Span(left.span.line, left.span.column,
                                                     right.span.end_line, right.span.end_column))
+            if modular is not None and op in MODULAR and type(right) is A.Number:
+                modular.append(left)
         return left
 
     return climb(0)
@@ -154,7 +173,18 @@ def _exprs(children: Sequence[Any]) -> list[Any]:
 
 
 class AstBuilder(Transformer):
-    """One method per grammar rule (or alias); see grammars/cuda.lark."""
+    """One method per grammar rule (or alias); see grammars/cuda.lark.
+
+    While building it also files the nodes later stages look up by kind
+    (calls, declarations, if/for statements, modular arithmetic) in
+    `registry`, so the kernel model never walks the tree to find them.
+    """
+
+    registry: dict[str, list] = {}
+
+    def new_registry(self) -> dict[str, list]:
+        self.registry = {"calls": [], "declarations": [], "ifs": [], "fors": [], "modular": []}
+        return self.registry
 
     # ---------------------------------------------------------- top level
     def start(self, c):
@@ -238,7 +268,9 @@ class AstBuilder(Transformer):
     def declaration(self, c):
         specs: _Specs = c[0]
         decls = tuple(x for x in c[1:] if isinstance(x, A.Declarator))
-        return A.Declaration(specs.specifiers, specs.type, decls, cover(c), specs.attributes)
+        node = A.Declaration(specs.specifiers, specs.type, decls, cover(c), specs.attributes)
+        self.registry['declarations'].append(node)
+        return node
 
     def init_declarator(self, c):
         decl: _Declarator = c[0]
@@ -316,14 +348,18 @@ class AstBuilder(Transformer):
 
     def if_stmt(self, c):
         other = c[3] if len(c) > 3 else None
-        return A.If(c[1], c[2], other, cover(c))
+        node = A.If(c[1], c[2], other, cover(c))
+        self.registry['ifs'].append(node)
+        return node
 
     def for_stmt(self, c):
         semi = max(i for i, x in enumerate(c) if isinstance(x, Token) and x.type == "SEMI")
         init = c[1]
         cond = c[2] if semi == 3 else None
         step = c[semi + 1] if len(c) - semi == 3 else None
-        return A.For(init, cond, step, c[-1], cover(c))
+        node = A.For(init, cond, step, c[-1], cover(c))
+        self.registry['fors'].append(node)
+        return node
 
     def while_stmt(self, c):
         return A.While(c[1], c[2], cover(c))
@@ -368,7 +404,7 @@ class AstBuilder(Transformer):
         return A.Assign(c[1].value, c[0], c[2], cover(c))
 
     def ternary(self, c):
-        cond = fold(c[0].items) if type(c[0]) is _Chain else c[0]
+        cond = fold(c[0].items, self.registry["modular"]) if type(c[0]) is _Chain else c[0]
         return A.Ternary(cond, c[1], c[2], A.Span(cond.span.line, cond.span.column,
                                                   c[2].span.end_line, c[2].span.end_column))
 
@@ -380,7 +416,7 @@ class AstBuilder(Transformer):
         return _Chain([c[0], c[1], c[2]])
 
     def finish_chain(self, c):
-        return fold(c[0].items)
+        return fold(c[0].items, self.registry["modular"])
 
     def c_cast(self, c):
         return A.Cast(c[0].text, c[1], "c", cover(c))
@@ -403,7 +439,9 @@ class AstBuilder(Transformer):
         if (isinstance(callee, A.Name) and callee.ident.endswith("_cast")
                 and callee.template_args and len(args) == 1):
             return A.Cast(callee.template_args[0], args[0], callee.ident, cover(c))
-        return A.Call(callee, tuple(args), cover(c))
+        node = A.Call(callee, tuple(args), cover(c))
+        self.registry["calls"].append(node)
+        return node
 
     def member(self, c):
         return A.Member(c[0], c[1].value, False, cover(c))

@@ -48,6 +48,10 @@ class FastLexer(Lexer):
         # Leading whitespace is part of every match: one `re.match` per token.
         self.master = re.compile(r"(?:[ \t\f\r\n]|\\\r?\n)*(?:" + "|".join(groups) + ")",
                                  lexer_conf.g_regex_flags)
+        # only these terminals can span lines (comments, continued directives, strings)
+        self.multiline = frozenset(t.name for t in terminals if "\\n" in t.pattern.to_regexp()
+                                   or t.name in ("COMMENT", "PP", "TEMPLATE_HEAD", "TNAME", "STRING",
+                                                 "PRIM_TYPE", "LINKAGE"))
         self.blank = re.compile(r"(?:[ \t\f\r\n]|\\\r?\n)*")
         self.trailing = re.compile(r"(?:[ \t\f\r\n]|\\\r?\n)*\Z")
 
@@ -58,6 +62,7 @@ class FastLexer(Lexer):
         make_token = FastLexer.token_class
         pos, line, line_start, end = 0, 1, 0, len(text)
         trailing = self.trailing.match
+        multiline = self.multiline
         while pos < end:
             m = match(text, pos)
             if m is None:
@@ -77,7 +82,7 @@ class FastLexer(Lexer):
                 pos = start
             value = m.group(kind)
             column = pos - line_start + 1
-            newlines = value.count("\n")
+            newlines = value.count("\n") if kind in multiline else 0
             if newlines:
                 end_line = line + newlines
                 end_column = len(value) - value.rfind("\n")

@@ -6,7 +6,7 @@ disk by Lark, so a `pipelint check` process pays for it once, in milliseconds.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Optional
 
@@ -25,6 +25,7 @@ class ParsedFile:
     unit: TranslationUnit
     lines: LineMap
     source: str
+    registry: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 class CudaSyntaxError(Exception):
@@ -70,12 +71,13 @@ class _TokenFeed:
 
 class _Parser:
     def __init__(self) -> None:
+        self.builder = AstBuilder()
         grammar = resources.files("grammars").joinpath("cuda.lark").read_text(encoding="utf-8")
         self.lark = Lark(
             grammar,
             parser="lalr",
             lexer=FastLexer,
-            transformer=AstBuilder(),
+            transformer=self.builder,
             maybe_placeholders=False,
             cache=True,
             **_fast_plugins(),
@@ -86,6 +88,7 @@ class _Parser:
         directives: list[Directive] = []
         FastLexer.directives = directives
         FastLexer.types = TypeNames(source)
+        registry = self.builder.new_registry()
         try:
             unit = self.lark.parse(source)
         except UnexpectedInput as err:
@@ -93,7 +96,7 @@ class _Parser:
         except LarkError as err:  # pragma: no cover - grammar/transformer bug
             raise CudaSyntaxError(f"cannot parse: {err}", 1, 1) from None
         unit = TranslationUnit(unit.items, unit.span, tuple(directives))
-        return ParsedFile(unit, LineMap(directives), source)
+        return ParsedFile(unit, LineMap(directives), source, registry)
 
 
 _NICE = {"SEMI": "';'", "RPAR": "')'", "LPAR": "'('", "RBRACE": "'}'", "LBRACE": "'{'",

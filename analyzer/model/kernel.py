@@ -32,13 +32,14 @@ class BufferStages:
 class KernelModel:
     """Everything pipelint knows about one kernel; read-only for checks."""
 
-    def __init__(self, func: A.FunctionDef, lines: Optional[LineMap] = None) -> None:
+    def __init__(self, func: A.FunctionDef, lines: Optional[LineMap] = None,
+                 registry: Optional[dict] = None) -> None:
         assert func.body is not None
         self.func = func
         self.name = func.name
         self.lines = lines
         self.threads = self._threads()
-        self.index = _Index(func.body)
+        self.index = _Index(func.body, registry)
         self.layout = SharedLayout(self.index.declarations)
         self.trace: Trace = TraceBuilder(func, self.layout, self.threads, self.index).build()
         self.stages = self._stages()

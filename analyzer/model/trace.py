@@ -11,13 +11,14 @@ pipeline analysis.
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from ..cuda import ast as A
-from .evaluate import CompiledEvaluator, builtin_name, evaluate
+from .evaluate import CompiledEvaluator, builtin_name, evaluate, mentions
 from .intrinsics import ELECT, INTRINSICS, PIPELINE_KINDS, SYNC_KINDS, Intrinsic
 from .shared import SharedLayout
 
@@ -91,64 +92,79 @@ def call_kind(call: A.Call) -> Optional[Intrinsic]:
 
 
 class _Index:
-    """One bottom-up pass over a function: intrinsic kinds and names under every node.
+    """Where the pipeline-relevant nodes of one function are, without re-walking it.
 
-    Every later question (does this loop hold pipeline operations? does this
-    condition read threadIdx.x? which moduli apply to the loop variable?) is a
-    dictionary lookup instead of another walk of long index expressions.
+    The parser files calls, declarations, if/for statements and modular
+    arithmetic as it builds them (`ParsedFile.registry`); a statement's
+    intrinsic kinds are then the kinds of the calls inside its span, found by
+    bisection.  Long index expressions are never traversed again.
     """
 
-    def __init__(self, root: A.Node) -> None:
-        self.kinds: dict[int, frozenset[str]] = {}
-        self.names: dict[int, frozenset[str]] = {}
-        self.ifs: list[A.If] = []
-        self.fors: list[A.For] = []
-        self.declarations: list[A.Declaration] = []
-        self.modular: list[A.Binary] = []
-        empty: frozenset[str] = frozenset()
-        stack: list[tuple[A.Node, bool]] = [(root, False)]
-        while stack:
-            node, done = stack.pop()
-            kids = node.children()
-            if not done:
-                stack.append((node, True))
-                stack.extend((k, False) for k in kids)
-                continue
-            kinds, names = empty, empty
-            for k in kids:
-                kk, kn = self.kinds[id(k)], self.names[id(k)]
-                if kk:
-                    kinds = kinds | kk
-                if kn:
-                    names = names | kn
-            cls = type(node)
-            if cls is A.Call:
-                intr = call_kind(node)
-                if intr:
-                    kinds = kinds | {intr.kind}
-            elif cls is A.Name and not node.scope:
-                names = names | {node.ident}
-            elif cls is A.Member:
-                builtin = builtin_name(node)
-                if builtin:
-                    names = names | {builtin}
-            elif cls is A.Binary:
-                if node.op in ("%", "/", "&") and type(node.right) is A.Number:
-                    self.modular.append(node)
-            elif cls is A.If:
-                self.ifs.append(node)
-            elif cls is A.For:
-                self.fors.append(node)
-            elif cls is A.Declaration:
-                self.declarations.append(node)
-            self.kinds[id(node)] = kinds
-            self.names[id(node)] = names
+    def __init__(self, root: A.Node, registry: Optional[dict] = None) -> None:
+        if not registry:
+            registry = _walk_registry(root)
+        span = root.span
+
+        def inside(nodes):
+            return [n for n in nodes if _within(n.span, span)]
+
+        calls = sorted(inside(registry["calls"]), key=lambda n: (n.span.line, n.span.column))
+        self._call_starts = [(n.span.line, n.span.column) for n in calls]
+        self._call_kinds = [(n.span.end_line, n.span.end_column, _kind_of(n)) for n in calls]
+        self.ifs: list[A.If] = inside(registry["ifs"])
+        self.fors: list[A.For] = inside(registry["fors"])
+        self.declarations: list[A.Declaration] = inside(registry["declarations"])
+        self.modular: list[A.Binary] = inside(registry["modular"])
+        self._kinds: dict[int, frozenset[str]] = {}
+        self._mentions: dict[tuple[int, str], bool] = {}
 
     def of(self, node: A.Node) -> frozenset[str]:
-        return self.kinds[id(node)]
+        found = self._kinds.get(id(node))
+        if found is None:
+            s = node.span
+            i = bisect.bisect_left(self._call_starts, (s.line, s.column))
+            kinds = set()
+            while i < len(self._call_starts) and self._call_starts[i] < (s.end_line, s.end_column):
+                end_line, end_col, kind = self._call_kinds[i]
+                if kind and (end_line, end_col) <= (s.end_line, s.end_column):
+                    kinds.add(kind)
+                i += 1
+            found = self._kinds[id(node)] = frozenset(kinds)
+        return found
 
     def mentions(self, node: A.Node, name: str) -> bool:
-        return name in self.names[id(node)]
+        key = (id(node), name)
+        found = self._mentions.get(key)
+        if found is None:
+            found = self._mentions[key] = mentions(node, {name})
+        return found
+
+
+def _within(inner: A.Span, outer: A.Span) -> bool:
+    return ((outer.line, outer.column) <= (inner.line, inner.column)
+            and (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column))
+
+
+def _kind_of(call: A.Call) -> Optional[str]:
+    intr = call_kind(call)
+    return intr.kind if intr else None
+
+
+def _walk_registry(root: A.Node) -> dict:
+    """The registry the parser would have filed, for trees built some other way."""
+    reg: dict[str, list] = {"calls": [], "declarations": [], "ifs": [], "fors": [], "modular": []}
+    for n in root.walk():
+        if isinstance(n, A.Call):
+            reg["calls"].append(n)
+        elif isinstance(n, A.Declaration):
+            reg["declarations"].append(n)
+        elif isinstance(n, A.If):
+            reg["ifs"].append(n)
+        elif isinstance(n, A.For):
+            reg["fors"].append(n)
+        elif isinstance(n, A.Binary) and n.op in ("%", "/", "&") and isinstance(n.right, A.Number):
+            reg["modular"].append(n)
+    return reg
 
 
 def _loop_header(loop: A.For) -> Optional[tuple[str, int, int]]:
