@@ -2,7 +2,7 @@
 
 Built-in checks are registered exactly like third-party ones, through the
 entry-point group `pipelint`; if pipelint runs from a source tree without
-being installed, the same modules are imported from `BUILTIN`.  pluggy stops
+being installed, the same modules are read from pyproject.toml.  pluggy stops
 at the first exception, so checks are called implementation by implementation
 and a crash becomes a `ToolError` naming the plugin (flake8 does the same).
 """
@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import importlib
 import os
+import tomllib
 import traceback
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Iterable, Optional
 
 import pluggy
@@ -21,14 +23,20 @@ from . import hookspecs
 from .findings import Finding, Rule, ToolError
 
 GROUP = "pipelint"
-BUILTIN = {
-    "version-dimension": "plugins.version_dimension",
-    "wait-group": "plugins.wait_group",
-    "barriers": "plugins.barriers",
-    "tma-barriers": "plugins.tma_barriers",
-    "lowering-facts": "plugins.lowering_facts",
-    "bench": "plugins.bench",
-}
+PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+
+
+def builtin_plugins() -> dict[str, str]:
+    """The built-in entry points, read from pyproject.toml: the one place a check is registered.
+
+    Used when pipelint runs from a source tree that is not installed (no
+    entry-point metadata); installed, the same names come from the metadata.
+    """
+    try:
+        data = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+    return dict(data.get("project", {}).get("entry-points", {}).get(GROUP, {}))
 DISABLE_ENV = "PIPELINT_DISABLE_PLUGINS"
 
 
@@ -102,7 +110,7 @@ def load_plugins(disable: Iterable[str] = (), extra_modules: Iterable[object] = 
             continue
         seen_modules.add(ep.name)
         _register(host, module, ep.name, ep.dist.version if ep.dist else "")
-    for name, modname in BUILTIN.items():
+    for name, modname in builtin_plugins().items():
         if name in off or name in seen_modules:
             continue
         try:

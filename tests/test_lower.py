@@ -120,3 +120,25 @@ def test_crash_error_and_hang_each_cost_one_variant(lower):
     assert "did not finish" in by_n[4]["error"]
     failed = [f for f in res.json["findings"] if f["rule"] == "lowering-failed"]
     assert len(failed) == 3
+
+
+def test_diff_compares_facts_not_text(run_cli):
+    from conftest import fixture
+
+    res = run_cli("diff", fixture("gemm_f16_sm_80_s2.cu"), fixture("gemm_f16_sm_80_s3.cu"))
+    assert res.code == 0
+    rows = {line[2:].split("  ")[0]: line for line in res.out.splitlines()}
+    assert rows["A_shared (offset, versions x stride)"].startswith("* ")
+    assert "2 x 8192" in rows["A_shared (offset, versions x stride)"]
+    assert "3 x 8192" in rows["A_shared (offset, versions x stride)"]
+    wait = rows["steady cp_async_wait / commits per iteration"]
+    assert "1 / 1" in wait and "2 / 1" in wait
+    assert not rows["__syncthreads per steady iteration"].startswith("* ")  # flat: 2 and 2
+    assert run_cli("diff", fixture("gemm_f16_sm_80_s2.cu"), "missing.cu").code == 2
+
+
+def test_trace_passes_tilelang_lower_trace_through(lower, tmp_path):
+    res = lower(GEMM, "--num-stages", "2", "--arch", "sm_80", "--trace", "html", "--dump-dir", tmp_path)
+    assert res.code == 0
+    traced = list((tmp_path / "trace").rglob("*"))
+    assert any(p.suffix == ".html" for p in traced), traced[:5]

@@ -64,3 +64,31 @@ def test_disable_plugin_by_flag_and_environment(run_cli, monkeypatch, tmp_path):
     monkeypatch.setenv("PIPELINT_DISABLE_PLUGINS", "barriers,wait-group")
     assert run_cli("check", path).code == 0
     assert "missing-barrier" not in run_cli("rules").out
+
+
+def test_plugin_that_fails_to_import_is_reported_and_the_run_goes_on(run_cli, monkeypatch):
+    import analyzer.plugins as plugins
+
+    class BrokenEntryPoint:
+        name, group, dist = "broken-plugin", "pipelint", None
+
+        def load(self):
+            raise ImportError("No module named 'missing_dependency'")
+
+    real = plugins.entry_points
+    monkeypatch.setattr(plugins, "entry_points",
+                        lambda group: list(real(group=group)) + [BrokenEntryPoint()])
+    res = run_cli("check", fixture("gemv_sm_80_s3.cu"), "--format", "json")
+    assert res.code == 3
+    assert any("broken-plugin" in e["message"] and "missing_dependency" in e["message"]
+               for e in res.json["errors"])
+    assert any(f["rule"] == "redundant-barrier" for f in res.json["findings"])  # the rest still ran
+
+
+def test_builtins_are_registered_once_from_pyproject():
+    from analyzer.plugins import builtin_plugins
+
+    names = builtin_plugins()
+    assert {"version-dimension", "wait-group", "barriers", "tma-barriers", "lowering-facts", "bench"} <= set(names)
+    host = load_plugins()
+    assert set(names) <= set(host.plugin_names())

@@ -251,3 +251,21 @@ def test_every_builtin_rule_has_a_documentation_page_and_rule_prints_it(run_cli)
     res = run_cli("rule", "wait-too-shallow")
     assert res.code == 0 and "cp_async_wait<3>" in res.out
     assert run_cli("rule", "nope").code == 2
+
+
+def test_sarif_respects_githubs_result_limit(monkeypatch, schema):
+    import analyzer.report.sarif as sarif
+    from analyzer.findings import Finding, Location, Report, Severity
+    from analyzer.plugins import load_plugins
+
+    host = load_plugins()
+    monkeypatch.setattr(sarif, "MAX_RESULTS", 50)
+    findings = [Finding("redundant-barrier", Severity.NOTE, f"note {i}", Location("k.cu", i + 1)) for i in range(60)]
+    findings += [Finding("missing-barrier", Severity.ERROR, f"race {i}", Location("k.cu", i + 1)) for i in range(5)]
+    doc = json.loads(sarif.render(Report(findings=findings, rules=dict(host.rules)), host=host))
+    jsonschema.validate(doc, schema)
+    run = doc["runs"][0]
+    assert len(run["results"]) == 50
+    assert sum(r["ruleId"] == "missing-barrier" for r in run["results"]) == 5  # errors kept first
+    assert any("dropped" in n["message"]["text"] for n in run["invocations"][0]["toolExecutionNotifications"])
+    assert all(len(r.get("relatedLocations", [])) <= 10 for r in run["results"])
