@@ -171,8 +171,8 @@ def _static_side(args, host, ref, arch: str, params: dict, stages: list[int]) ->
 
     info, variants = lower_variants(ref, [arch], stages, params, jobs=args.jobs)
     report = Report()
-    lowered = analyze_variants(info.get("name") or "kernel", variants, host,
-                               Path(tempfile.mkdtemp(prefix="pipelint-bench-")), report)
+    with tempfile.TemporaryDirectory(prefix="pipelint-bench-") as scratch:
+        lowered = analyze_variants(info.get("name") or "kernel", variants, host, Path(scratch), report)
     out = {}
     for lv in lowered:
         wait = lv.steady_wait()

@@ -66,3 +66,22 @@ def test_bench_without_a_gpu_says_so_in_one_line(run_cli):
     res = run_cli("bench", ROOT / "examples" / "gemm.py")
     assert res.code == 2
     assert res.err.count("\n") == 1 and "GPU" in res.err
+
+
+@pytest.mark.skipif(__import__("importlib").util.find_spec("tilelang") is None, reason="needs tilelang")
+def test_static_side_of_a_bench_variant_runs_on_cpu(tmp_path, monkeypatch):
+    """What bench puts beside each measurement comes from compile-only lowering (no GPU)."""
+    import argparse
+
+    from analyzer.lowering.driver import KernelRef
+    from analyzer.plugins import load_plugins
+    from plugins.bench import _static_side
+
+    monkeypatch.setenv("PIPELINT_CACHE_DIR", str(tmp_path))
+    facts = _static_side(argparse.Namespace(jobs=2), load_plugins(), KernelRef(str(ROOT / "examples" / "gemm.py"), "matmul"),
+                         "sm_90", {"M": 8192, "N": 8192, "K": 8192, "block_K": 64}, [1, 3])
+    assert facts[1]["versions"] == 1 and facts[3]["versions"] == 3
+    # the recorded H200 run compiled this very variant with 98304 bytes of dynamic shared memory
+    recorded = json.loads(GEMM.read_text())["configs"][2]["variants"][2]
+    assert recorded["num_stages"] == 3 and facts[3]["smem_dynamic"] == recorded["smem_bytes_compiled"] == 98304
+    assert facts[3]["rules"] == []

@@ -33,12 +33,17 @@ def add_parsers(sub, add_output_options) -> None:
 
 
 def cmd_lower(args, host) -> int:
+    with tempfile.TemporaryDirectory(prefix="pipelint-lower-") as scratch:
+        return _lower(args, host, Path(scratch))
+
+
+def _lower(args, host, scratch: Path) -> int:
     from .driver import KernelRef, lower_variants, parse_params
 
     ref = KernelRef.parse(args.kernel)
     params = parse_params(args.param)
-    dump = Path(args.dump_dir) if args.dump_dir else Path(tempfile.mkdtemp(prefix="pipelint-lower-"))
-    cache = Path(tempfile.mkdtemp(prefix="pipelint-nocache-")) if args.no_cache else None
+    dump = Path(args.dump_dir) if args.dump_dir else scratch / "cuda"
+    cache = scratch / "cache" if args.no_cache else None
     info, variants = lower_variants(ref, args.arch, args.num_stages, params, jobs=args.jobs,
                                     timeout=args.timeout, cache_dir=cache, trace=args.trace,
                                     trace_dir=dump / "trace")
