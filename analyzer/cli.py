@@ -39,6 +39,9 @@ def build_parser(host=None) -> argparse.ArgumentParser:
     rule = sub.add_parser("rule", help="print the documentation of one rule")
     rule.add_argument("rule_id")
     rule.set_defaults(func=cmd_rule)
+    explain = sub.add_parser("explain", help="print what the pipeline in each kernel became")
+    explain.add_argument("paths", nargs="+", metavar="FILE.cu")
+    explain.set_defaults(func=lambda args, host: __import__("analyzer.explain", fromlist=["x"]).cmd_explain(args, host))
     plugins = sub.add_parser("plugins", help="list loaded plugins with versions")
     plugins.set_defaults(func=cmd_plugins)
     from .lowering.command import add_parsers

@@ -1,0 +1,76 @@
+"""`pipelint explain FILE.cu`: what the pipeline in each kernel became, in words.
+
+The facts the checks reason with, printed for a human: buffers and their
+versions, the pipelined loops, what each `__syncthreads` orders (the RAW or
+WAR hazard that appears when it is removed), how deep each wait may be, and
+the mbarriers.  Useful to see *why* a finding fires, or why none does.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .cuda import CudaSyntaxError, parse
+from .model import KernelModel
+from .plugins import UsageError
+
+_KIND = {"raw-unsynced": "RAW (async copy -> read)", "war-unsynced": "WAR (read -> async copy)",
+         "raw-plain": "RAW (store -> read)", "war-plain": "WAR (read -> store)"}
+
+
+def explain_kernel(m: KernelModel) -> list[str]:
+    out = [f"kernel {m.name}: {m.threads} threads, roles " + ", ".join(str(r) for r in m.roles)]
+    for name, buf in sorted(m.buffers.items(), key=lambda kv: (kv[1].space, kv[1].offset)):
+        st = m.stages.get(name)
+        shape = f"{st.versions} version(s) x {st.stride} B" if st else f"{buf.size if buf.size is not None else '?'} B"
+        out.append(f"  shared {name}: {buf.space} @ {buf.offset}, {shape}")
+    for loop in m.pipelined_loops:
+        out.append(f"  pipelined loop over {loop.var} (line {loop.node.span.line}): {loop.trip} iterations"
+                   + (f", simulated {loop.simulated}" if loop.simulated != loop.trip else ""))
+    roles = m.cp_async.barrier_roles
+    in_loop = {id(e.node) for e in m.trace.all_events() if e.kind == "sync" and e.iteration}
+    for node in m.cp_async.sync_nodes:
+        where = "in the loop" if id(node) in in_loop else "outside the loop"
+        hazards = roles.get(id(node))
+        if not hazards:
+            out.append(f"  __syncthreads line {node.span.line} ({where}): orders nothing (redundant)")
+            continue
+        seen = []
+        for h in hazards.values():
+            if h.first.kind == "mbar_init":
+                text = "mbarrier initialisation visible to every thread before first use"
+            else:
+                text = (f"{_KIND.get(h.kind, h.kind)} on {h.buffer or h.first.buffer} slot {h.slot}: "
+                        f"line {h.first.node.span.line} -> line {h.second.node.span.line}")
+            if text not in seen:
+                seen.append(text)
+        more = f" (+{len(seen) - 3} more)" if len(seen) > 3 else ""
+        out.append(f"  __syncthreads line {node.span.line} ({where}): orders " + "; ".join(seen[:3]) + more)
+    for ev, best in m.cp_async.wait_depths.values():
+        out.append(f"  cp_async_wait<{ev.value}> line {ev.node.span.line}: deepest safe value {best}")
+    if m.barriers:
+        inits = {}
+        for ev in m.trace.all_events():
+            if ev.kind == "mbar_init" and ev.barrier:
+                inits.setdefault(ev.barrier, ev.value)
+        for name, arr in m.barriers.items():
+            counts = ", ".join(f"[{i}]={c}" for (n, i), c in sorted(inits.items()) if n == name)
+            out.append(f"  mbarrier array {name}[{arr.count}]: init counts {counts or '?'}")
+        issues = m.mbarrier.issues
+        out.append(f"  mbarrier protocol: {'no issue' if not issues else f'{len(issues)} issue(s)'} "
+                   f"(roles simulated against each other)")
+    return out
+
+
+def cmd_explain(args, host) -> int:
+    for path in args.paths:
+        p = Path(path)
+        if not p.is_file():
+            raise UsageError(f"path not found: {path}")
+        try:
+            parsed = parse(p.read_text(encoding="utf-8"))
+        except (CudaSyntaxError, UnicodeDecodeError) as err:
+            raise UsageError(f"{path}: cannot parse: {getattr(err, 'message', err)}") from None
+        print(f"{path}:")
+        for func in parsed.unit.kernels():
+            print("\n".join(explain_kernel(KernelModel(func, parsed.lines, parsed.registry))))
+    return 0
