@@ -81,6 +81,7 @@ def analyze_variants(kernel: str, variants, host, dump: Path, report: Report,
             facts = {k: val for k, val in v.result.items() if k != "cuda"}
             path.with_suffix(".json").write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n")
             lv.path = str(path) if keep_paths else path.name
+            lv.dumped = keep_paths
             result, findings, errors, models = analyze_source(str(path), v.result["cuda"], host)
             lv.model = models[0] if models else None
             lv.findings = [_rename(f, lv.path) for f in findings]
@@ -174,7 +175,7 @@ def _variant_dict(lv: LoweredVariant, finding_dict) -> dict:
         "versions": lv.versions, "steady_wait": wait[0] if wait else None,
         "commit_groups_per_iteration": wait[1] if wait else None, "in_flight": lv.in_flight,
         "barriers_per_iteration": lv.barriers_per_iteration, "shared_bytes": lv.shared_bytes,
-        "cuda": lv.path if lv.ok else None,
+        "cuda": lv.path if lv.ok and lv.dumped else None,
         "findings": [finding_dict(f) for f in sorted(lv.findings, key=lambda f: f.sort_key)],
     }
 

@@ -19,7 +19,8 @@ class LoweredVariant:
     ok: bool
     error: Optional[str]
     facts: dict[str, Any]
-    path: Optional[str] = None          # dumped .cu (findings point here)
+    path: Optional[str] = None          # .cu findings point at (a bare name when not dumped)
+    dumped: bool = False                # whether `path` is a file the user asked for
     model: Any = None                   # KernelModel of the generated CUDA
     findings: list = field(default_factory=list)
 
