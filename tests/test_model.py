@@ -83,3 +83,33 @@ def test_cp_async_groups_and_barriers_per_iteration():
 
 def test_shared_memory_estimate():
     assert model("gemm_f16_sm_80_s3.cu").shared_bytes() == 3 * 2 * 128 * 32 * 2
+
+
+PERSISTENT = fixture("gemm_f16_sm_80_s3.cu").parent.parent / "handwritten" / "persistent_phase.cu"
+
+
+def _persistent(text: str) -> KernelModel:
+    parsed = parse(text)
+    return KernelModel(parsed.unit.kernels()[0], parsed.lines, parsed.registry)
+
+
+def test_phase_counters_in_local_arrays_drive_slots_and_parities():
+    m = _persistent(PERSISTENT.read_text())
+    producer, consumer = m.trace.events
+    waits = [e for e in producer if e.kind == "mbar_wait"]
+    assert len(waits) == 32  # 4 tiles x 8 k-steps, counted across the tile loop
+    assert [w.value for w in waits[:6]] == [1, 1, 0, 0, 1, 1]
+    assert [w.barrier for w in waits[:3]] == [("consumed", 0), ("consumed", 1), ("consumed", 0)]
+    reads = [e for e in consumer if e.kind == "smem"]
+    assert {m.slot(e) for e in reads} == {0, 1} and m.stages["A_shared"].versions == 2
+    assert m.mbarrier.issues == [] and m.cp_async.hazards == []
+
+
+def test_phase_counter_bugs_are_found():
+    text = PERSISTENT.read_text()
+    hang = text.replace("wait((((c & 3) >> 1) ^ 1))", "wait(((c & 3) >> 1))")
+    assert {i.kind for i in _persistent(hang).mbarrier.issues} == {"deadlock"}
+    skip = text.replace("producer_phase_cnt[0] = (producer_phase_cnt[0] + 1);",
+                        "producer_phase_cnt[0] = (producer_phase_cnt[0] + 2);")
+    kinds = {i.kind for i in _persistent(skip).mbarrier.issues}
+    assert kinds & {"deadlock", "raw", "war-unconsumed", "war-unobserved", "arrival-count"}

@@ -91,6 +91,9 @@ def evaluate(expr: Optional[A.Expr], env: Env, default: Optional[int] = None) ->
     if isinstance(expr, A.Member):
         name = builtin_name(expr)
         return env.get(name, default) if name else default
+    if isinstance(expr, A.Index) and isinstance(expr.base, A.Name):
+        i = evaluate(expr.index, env, default)
+        return env.get(f"{expr.base.ident}[{i}]", default) if i is not None else default
     if isinstance(expr, A.Ternary):
         cond = evaluate(expr.cond, env, default)
         if cond is None:
@@ -159,6 +162,9 @@ def _py(expr: A.Expr, default: Optional[int]) -> str:
         return f"int(not {inner})" if expr.op == "!" else f"({expr.op}{inner})"
     if isinstance(expr, A.Ternary):
         return f"({_py(expr.then, default)} if {_py(expr.cond, default)} else {_py(expr.other, default)})"
+    if isinstance(expr, A.Index) and isinstance(expr.base, A.Name) and not expr.base.scope:
+        key = f"{expr.base.ident!r} + '[' + str({_py(expr.index, default)}) + ']'"
+        return f"env[{key}]" if default is None else f"env.get({key}, {default})"
     raise ValueError(type(expr).__name__)
 
 

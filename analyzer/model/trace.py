@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import functools
 import math
+from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
@@ -245,6 +246,10 @@ class TraceBuilder:
         self.kinds = index
         self.eval = CompiledEvaluator()
         self._reads: dict[int, list] = {}
+        # locals whose values the walker tracks: scalars and arrays declared in the body
+        self.local_names = frozenset(
+            d.name for decl in index.declarations if not decl.has("__shared__") and not decl.has("extern")
+            for d in decl.declarators if not d.pointer and decl.type not in ("auto",))
         self.loops: dict[int, LoopInfo] = {}
         self.truncated = False
 
@@ -288,7 +293,7 @@ class TraceBuilder:
         events = []
         for index, role in enumerate(roles):
             walker = _RoleWalker(self, index, role)
-            walker.stmt(self.func.body, {}, role.threads, (), False)
+            walker.stmt(self.func.body, ChainMap(walker.locals), role.threads, (), False)
             events.append(walker.events)
         return Trace(roles, events, self.loops, self.truncated)
 
@@ -302,6 +307,10 @@ class _RoleWalker:
         self.descriptors: dict[str, tuple[str, int]] = {}
         self.desc_sites: dict[str, tuple] = {}
         self.pipeline_vars: set[str] = set()
+        # Values of local scalars and array elements (`phase_cnt[0]`), kept across
+        # iterations: persistent kernels count mbarrier phases in them.
+        self.locals: dict[str, int] = {}
+        self.loop_stack: list[tuple[str, int]] = []
 
     # -------------------------------------------------------------- statements
     def stmt(self, s: A.Node, env: dict, mult: int, it: tuple, guarded: bool) -> None:
@@ -317,6 +326,8 @@ class _RoleWalker:
             for d in s.declarators:
                 if d.init is not None and not s.has("__shared__"):
                     self.reads_in(d.init, env, mult, it, guarded)
+                    if d.name in self.b.local_names:
+                        self.declare_local(d, env)
         elif isinstance(s, A.For):
             self.for_loop(s, env, mult, it, guarded)
         elif isinstance(s, A.If):
@@ -335,7 +346,9 @@ class _RoleWalker:
         if not (kinds & CONTROL_KINDS):
             # Only data movement (e.g. the unrolled cp.async of one tile): its
             # iterations touch the same stage slot, so one walk stands for all.
-            self.stmt(loop.body, {**env, var: start}, mult, it, guarded)
+            self.loop_stack.append((var, start))
+            self.stmt(loop.body, ChainMap({var: start}, env), mult, it, guarded)
+            self.loop_stack.pop()
             return
         simulated = trip
         period = self.b.period
@@ -347,10 +360,10 @@ class _RoleWalker:
         if pipelined:
             self.pipeline_vars.add(var)
         for value in range(start, start + simulated):
-            inner = dict(env)
-            inner[var] = value
             inner_it = it + ((id(loop), value),) if pipelined else it
-            self.stmt(loop.body, inner, mult, inner_it, guarded)
+            self.loop_stack.append((var, value))
+            self.stmt(loop.body, ChainMap({var: value}, env), mult, inner_it, guarded)
+            self.loop_stack.pop()
 
     def if_stmt(self, s: A.If, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         cond = s.cond
@@ -365,7 +378,7 @@ class _RoleWalker:
         if self.b.kinds.mentions(cond, "threadIdx.x"):
             samples = sorted({self.role.lo, self.role.lo + 1, self.role.lo + 31, self.role.lo + 32,
                               (self.role.lo + self.role.hi) // 2, self.role.hi - 1} & set(range(self.role.lo, self.role.hi)))
-            values = {self.b.eval(cond, {**env, "threadIdx.x": t}) for t in samples}
+            values = {self.b.eval(cond, ChainMap({"threadIdx.x": t}, env)) for t in samples}
             if values == {0}:
                 if s.other is not None:
                     self.stmt(s.other, env, mult, it, guarded)
@@ -394,11 +407,49 @@ class _RoleWalker:
             if e.op != "=":
                 self.access(e.target, "read", e, env, mult, it, guarded)
             self.reads_in(e.value, env, mult, it, guarded)
+            self.assign_local(e.target, e.op, e.value, env)
+            return
+        if isinstance(e, A.Unary) and e.op in ("++", "--"):
+            self.assign_local(e.operand, "+=" if e.op == "++" else "-=", A.Number("1", e.span), env)
             return
         if isinstance(e, A.Call):
             self.call(e, env, mult, it, guarded)
             return
         self.reads_in(e, env, mult, it, guarded)
+
+    # -------------------------------------------------------------- local values
+    def local_key(self, target: A.Expr, env) -> Optional[str]:
+        if isinstance(target, A.Name) and not target.scope and target.ident in self.b.local_names:
+            return target.ident
+        if isinstance(target, A.Index) and isinstance(target.base, A.Name) \
+                and target.base.ident in self.b.local_names:
+            i = self.b.eval(target.index, env)
+            return f"{target.base.ident}[{i}]" if i is not None else None
+        return None
+
+    def declare_local(self, d: A.Declarator, env) -> None:
+        if not d.dims:
+            self._store(d.name, self.b.eval(d.init, env))
+        elif isinstance(d.init, A.InitList):
+            for i, item in enumerate(d.init.items):
+                self._store(f"{d.name}[{i}]", self.b.eval(item, env))
+
+    def assign_local(self, target: A.Expr, op: str, value: A.Expr, env) -> None:
+        key = self.local_key(target, env)
+        if key is None:
+            return
+        new = self.b.eval(value, env)
+        if op != "=" and new is not None:
+            old = self.locals.get(key)
+            new = None if old is None else evaluate(A.Binary(op[:-1], A.Number(str(old), value.span),
+                                                             A.Number(str(new), value.span), value.span), {})
+        self._store(key, new)
+
+    def _store(self, key: str, value: Optional[int]) -> None:
+        if value is None:
+            self.locals.pop(key, None)
+        else:
+            self.locals[key] = value
 
     def reads_in(self, e: A.Expr, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         """Shared-memory reads and calls inside an expression."""
@@ -432,8 +483,8 @@ class _RoleWalker:
         """
         if index is None:
             return 0, (id(node),)
-        value = self.b.eval(index, {**env, "threadIdx.x": self.role.lo}, default=0)
-        inner = tuple(sorted((k, v) for k, v in env.items() if k not in self.pipeline_vars))
+        value = self.b.eval(index, ChainMap({"threadIdx.x": self.role.lo}, env), default=0)
+        inner = tuple(sorted((k, v) for k, v in self.loop_stack if k not in self.pipeline_vars))
         return (value * elem if value is not None else None), (id(node), inner)
 
     def barrier(self, expr: A.Expr, env: dict) -> Optional[tuple[str, int]]:
@@ -478,7 +529,7 @@ class _RoleWalker:
                 buf, off = self.descriptors[name]
                 self.descriptors[name] = (buf, off + value)
                 self.desc_sites[name] = (id(call), tuple(sorted(
-                    (k, v) for k, v in env.items() if k not in self.pipeline_vars)))
+                    (k, v) for k, v in self.loop_stack if k not in self.pipeline_vars)))
         elif kind == "wgmma":
             for name in _names_in(call.args):
                 if name in self.descriptors:
