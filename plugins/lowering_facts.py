@@ -118,6 +118,7 @@ def _ir_vs_cuda(v):
         if shape and len(shape) >= 2 and shape[0] > 1 and shape[0] != cuda_versions:
             out.append(_finding("ir-cuda-mismatch", v, f"{name}: the IR gives it {shape[0]} versions "
                                 f"(shape {shape}) but the CUDA rotates over {cuda_versions} slots"))
+    out.extend(_tma_boxes(v))
     wait = v.steady_wait()
     if wait and versions:
         n, groups = wait
@@ -126,6 +127,27 @@ def _ir_vs_cuda(v):
             out.append(_finding("ir-cuda-mismatch", v, f"steady-state cp_async_wait<{n}> with {groups} commit "
                                 f"group(s) per stage keeps {n // groups} stage(s) in flight, but the buffers "
                                 f"have {expected + 1} versions (expected {expected} in flight)"))
+    return out
+
+
+def _tma_boxes(v):
+    """Bytes each TMA load writes, as the CUDA's slot layout implies, vs the descriptor's box."""
+    boxes = v.facts.get("tma_box_bytes") or {}
+    if v.model is None or not boxes:
+        return []
+    estimates = v.model.mbarrier.tma_bytes
+    out, seen = [], set()
+    for ev in v.model.trace.all_events():
+        if ev.kind != "tma_load" or not ev.node.args:
+            continue
+        desc = ev.node.args[0]
+        name = desc.ident if hasattr(desc, "ident") else None
+        est = estimates.get(id(ev))
+        if name in boxes and est is not None and est != boxes[name] and (name, est) not in seen:
+            seen.add((name, est))
+            out.append(_finding("ir-cuda-mismatch", v, f"TMA load through {name} into {ev.buffer} (line "
+                                f"{ev.node.span.line}) covers {est} bytes of the slot, but the descriptor's "
+                                f"box is {boxes[name]} bytes"))
     return out
 
 

@@ -113,3 +113,17 @@ def test_phase_counter_bugs_are_found():
                         "producer_phase_cnt[0] = (producer_phase_cnt[0] + 2);")
     kinds = {i.kind for i in _persistent(skip).mbarrier.issues}
     assert kinds & {"deadlock", "raw", "war-unconsumed", "war-unobserved", "arrival-count"}
+
+
+def test_tma_slot_layout_estimate_is_checked_against_descriptor_boxes():
+    from analyzer.lowering.sweep import LoweredVariant
+    from plugins.lowering_facts import _tma_boxes
+
+    m = model("gemm_f16_sm_90_s3.cu")
+    exact = {"A_desc": 128 * 32 * 2, "B_desc": 32 * 64 * 2}  # what TileLang's host code says
+    ok = LoweredVariant("gemm", "sm_90", 3, True, None, {"tma_box_bytes": exact}, model=m)
+    assert _tma_boxes(ok) == []
+    wrong = LoweredVariant("gemm", "sm_90", 3, True, None,
+                           {"tma_box_bytes": dict(exact, B_desc=2048)}, model=m)
+    (f,) = _tma_boxes(wrong)
+    assert f.rule == "ir-cuda-mismatch" and "B_desc" in f.message and "4096" in f.message
