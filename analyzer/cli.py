@@ -11,7 +11,6 @@ import sys
 from typing import Optional, Sequence
 
 from . import __version__
-from .findings import Severity
 from .plugins import UsageError, load_plugins
 
 

@@ -2,7 +2,6 @@
 
 `matmul(...)` is a factory: pipelint passes `num_stages` to it when sweeping.
 """
-import tilelang
 import tilelang.language as T
 
 

@@ -199,7 +199,6 @@ def _time(profiler, func=None, args=None) -> tuple[float, float, list[float]]:
 
 def measure(args, host) -> dict:
     import torch
-    import tilelang
 
     from analyzer.lowering.driver import KernelRef, parse_params, tilelang_version
     ref = KernelRef.parse(args.kernel)
@@ -248,7 +247,7 @@ def measure(args, host) -> dict:
                 continue
             try:
                 v["smem_bytes_compiled"], v["smem_source"] = compiled_dyn_smem(
-                    kernel, lambda: _compile(ref.file, ref.name, params, n, args.out_idx))
+                    kernel, lambda p=params, s=n: _compile(ref.file, ref.name, p, s, args.out_idx))
             except BaseException as exc:  # noqa: BLE001
                 v["smem_bytes_compiled"], v["smem_source"] = None, f"unavailable: {exc}"
             try:

@@ -142,7 +142,7 @@ def render_lower(fmt, kernel, ref, info, lowered, report, host, args) -> str:
     for r in rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     for lv in lowered:
-        for i, loop in enumerate(lv.pipelined_loops):
+        for loop in lv.pipelined_loops:
             lines += ["", f"{lv.arch} num_stages={lv.num_stages} (loop over {loop['loop_var']}):",
                       f"software_pipeline_stage = {loop['software_pipeline_stage']}",
                       f"software_pipeline_order = {loop['software_pipeline_order']}",

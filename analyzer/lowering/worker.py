@@ -195,7 +195,7 @@ def _shared_shapes(mod) -> dict[str, list[int]]:
     import tvm.tirx as tir
 
     shapes: dict[str, list[int]] = {}
-    block_type = getattr(tir, "SBlock", None) or getattr(tir, "Block")
+    block_type = getattr(tir, "SBlock", None) or tir.Block
 
     def visit(node):
         if isinstance(node, block_type):

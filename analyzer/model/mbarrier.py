@@ -131,7 +131,7 @@ class MBarrierAnalysis:
             if ev.kind == "tma_load":
                 loads.setdefault(key, []).append(ev)
         issues = []
-        for (it, bar), evs in arrivals.items():
+        for (_, bar), evs in arrivals.items():
             init = inits.get(bar)
             total = sum(e.mult for e in evs)
             if init is not None and init.value != total:
