@@ -102,3 +102,12 @@ TYPE_BYTES = {
 def type_bytes(type_text: str) -> Optional[int]:
     base = type_text.replace("const", "").replace("*", "").replace("volatile", "").strip()
     return TYPE_BYTES.get(" ".join(base.split()))
+
+
+def call_kind(call) -> Optional[Intrinsic]:
+    """The table entry for a call: `tl::cp_async_wait<2>()`, or `.wait` for `bar[i].wait(p)`."""
+    from ..cuda import ast as A
+
+    if isinstance(call.callee, A.Member):
+        return INTRINSICS.get("." + call.name)
+    return INTRINSICS.get(call.name)

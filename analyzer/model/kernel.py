@@ -17,7 +17,8 @@ from ..cuda import ast as A
 from ..cuda.linemap import LineMap
 from .evaluate import evaluate
 from .shared import MBarrierArray, SharedBuffer, SharedLayout
-from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, _Index
+from .index import KernelIndex
+from .trace import Event, LoopInfo, Role, Trace, TraceBuilder
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +40,7 @@ class KernelModel:
         self.name = func.name
         self.lines = lines
         self.threads = self._threads()
-        self.index = _Index(func.body, registry)
+        self.index = KernelIndex(func.body, registry)
         self.layout = SharedLayout(self.index.declarations)
         self.trace: Trace = TraceBuilder(func, self.layout, self.threads, self.index).build()
         self.stages = self._stages()

@@ -11,7 +11,6 @@ pipeline analysis.
 """
 from __future__ import annotations
 
-import bisect
 import functools
 import math
 from collections import ChainMap
@@ -19,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from ..cuda import ast as A
-from .evaluate import CompiledEvaluator, builtin_name, evaluate, mentions
-from .intrinsics import ELECT, INTRINSICS, PIPELINE_KINDS, SYNC_KINDS, Intrinsic
+from .evaluate import CompiledEvaluator, builtin_name, evaluate
+from .index import KernelIndex
+from .intrinsics import ELECT, PIPELINE_KINDS, SYNC_KINDS, call_kind
 from .shared import SharedLayout
 
 CONTROL_KINDS = frozenset({"commit", "wait", "sync", "named_sync", "mbar_init", "mbar_arrive",
@@ -85,88 +85,6 @@ class Trace:
             yield from evs
 
 
-def call_kind(call: A.Call) -> Optional[Intrinsic]:
-    name = call.name
-    if isinstance(call.callee, A.Member):
-        return INTRINSICS.get("." + name)
-    return INTRINSICS.get(name)
-
-
-class _Index:
-    """Where the pipeline-relevant nodes of one function are, without re-walking it.
-
-    The parser files calls, declarations, if/for statements and modular
-    arithmetic as it builds them (`ParsedFile.registry`); a statement's
-    intrinsic kinds are then the kinds of the calls inside its span, found by
-    bisection.  Long index expressions are never traversed again.
-    """
-
-    def __init__(self, root: A.Node, registry: Optional[dict] = None) -> None:
-        if not registry:
-            registry = _walk_registry(root)
-        span = root.span
-
-        def inside(nodes):
-            return [n for n in nodes if _within(n.span, span)]
-
-        calls = sorted(inside(registry["calls"]), key=lambda n: (n.span.line, n.span.column))
-        self._call_starts = [(n.span.line, n.span.column) for n in calls]
-        self._call_kinds = [(n.span.end_line, n.span.end_column, _kind_of(n)) for n in calls]
-        self.ifs: list[A.If] = inside(registry["ifs"])
-        self.fors: list[A.For] = inside(registry["fors"])
-        self.declarations: list[A.Declaration] = inside(registry["declarations"])
-        self.modular: list[A.Binary] = inside(registry["modular"])
-        self._kinds: dict[int, frozenset[str]] = {}
-        self._mentions: dict[tuple[int, str], bool] = {}
-
-    def of(self, node: A.Node) -> frozenset[str]:
-        found = self._kinds.get(id(node))
-        if found is None:
-            s = node.span
-            i = bisect.bisect_left(self._call_starts, (s.line, s.column))
-            kinds = set()
-            while i < len(self._call_starts) and self._call_starts[i] < (s.end_line, s.end_column):
-                end_line, end_col, kind = self._call_kinds[i]
-                if kind and (end_line, end_col) <= (s.end_line, s.end_column):
-                    kinds.add(kind)
-                i += 1
-            found = self._kinds[id(node)] = frozenset(kinds)
-        return found
-
-    def mentions(self, node: A.Node, name: str) -> bool:
-        key = (id(node), name)
-        found = self._mentions.get(key)
-        if found is None:
-            found = self._mentions[key] = mentions(node, {name})
-        return found
-
-
-def _within(inner: A.Span, outer: A.Span) -> bool:
-    return ((outer.line, outer.column) <= (inner.line, inner.column)
-            and (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column))
-
-
-def _kind_of(call: A.Call) -> Optional[str]:
-    intr = call_kind(call)
-    return intr.kind if intr else None
-
-
-def _walk_registry(root: A.Node) -> dict:
-    """The registry the parser would have filed, for trees built some other way."""
-    reg: dict[str, list] = {"calls": [], "declarations": [], "ifs": [], "fors": [], "modular": []}
-    for n in root.walk():
-        if isinstance(n, A.Call):
-            reg["calls"].append(n)
-        elif isinstance(n, A.Declaration):
-            reg["declarations"].append(n)
-        elif isinstance(n, A.If):
-            reg["ifs"].append(n)
-        elif isinstance(n, A.For):
-            reg["fors"].append(n)
-        elif isinstance(n, A.Binary) and n.op in ("%", "/", "&") and isinstance(n.right, A.Number):
-            reg["modular"].append(n)
-    return reg
-
 
 def _loop_header(loop: A.For) -> Optional[tuple[str, int, int]]:
     """(var, start, trip) for `for (int v = a; v < b; ++v)` with constant a, b."""
@@ -189,7 +107,7 @@ def _loop_header(loop: A.For) -> Optional[tuple[str, int, int]]:
     return d.name, start, end - start + (1 if cond.op == "<=" else 0)
 
 
-def _period(index: "_Index", var: str) -> int:
+def _period(index: "KernelIndex", var: str) -> int:
     """lcm of the moduli applied to `var`: slots and parities repeat with it."""
     period = 1
     for n in index.modular:
@@ -239,7 +157,7 @@ def elect_count(role: Role, extent: int, block: int) -> int:
 
 
 class TraceBuilder:
-    def __init__(self, func: A.FunctionDef, layout: SharedLayout, threads: int, index: "_Index") -> None:
+    def __init__(self, func: A.FunctionDef, layout: SharedLayout, threads: int, index: "KernelIndex") -> None:
         self.func = func
         self.layout = layout
         self.threads = threads
