@@ -19,6 +19,7 @@ from lark.exceptions import UnexpectedCharacters
 from lark.lexer import Lexer
 
 from .ast import Directive
+from .firstchar import first_chars
 from .typenames import TypeNames
 
 
@@ -44,43 +45,46 @@ class FastLexer(Lexer):
                 continue  # matched as NAME, then looked up
             if t.name in self.ignore and t.name not in ("PP", "COMMENT"):
                 continue  # plain whitespace: skipped by the prefix below
-            groups.append(f"(?P<{t.name}>{t.pattern.to_regexp()})")
-        # Leading whitespace is part of every match: one `re.match` per token.
-        self.master = re.compile(r"(?:[ \t\f\r\n]|\\\r?\n)*(?:" + "|".join(groups) + ")",
-                                 lexer_conf.g_regex_flags)
+            groups.append((f"(?P<{t.name}>{t.pattern.to_regexp()})", first_chars(t.pattern.to_regexp())))
+        # One alternation per first character, in Lark's priority order: a
+        # token costs one dict lookup and one short `re.match`.
+        flags = lexer_conf.g_regex_flags
+        self.master = re.compile("|".join(g for g, _ in groups), flags)
+        self.dispatch = {}
+        for ch in map(chr, range(1, 128)):
+            alts = [g for g, firsts in groups if ch in firsts]
+            if alts:
+                self.dispatch[ch] = re.compile("|".join(alts), flags).match
         # only these terminals can span lines (comments, continued directives, strings)
         self.multiline = frozenset(t.name for t in terminals if "\\n" in t.pattern.to_regexp()
                                    or t.name in ("COMMENT", "PP", "TEMPLATE_HEAD", "TNAME", "STRING",
                                                  "PRIM_TYPE", "LINKAGE"))
         self.blank = re.compile(r"(?:[ \t\f\r\n]|\\\r?\n)*")
-        self.trailing = re.compile(r"(?:[ \t\f\r\n]|\\\r?\n)*\Z")
 
     def lex(self, text: str) -> Iterator[Token]:
-        match = self.master.match
+        dispatch, fallback = self.dispatch, self.master.match
+        blank = self.blank.match
         ignore, keywords, retype = self.ignore, self.keywords, self.types.retype
         directives = FastLexer.directives
         make_token = FastLexer.token_class
-        pos, line, line_start, end = 0, 1, 0, len(text)
-        trailing = self.trailing.match
         multiline = self.multiline
+        pos, line, line_start, end = 0, 1, 0, len(text)
         while pos < end:
-            m = match(text, pos)
+            ch = text[pos]
+            if ch in " \t\n\r\f\\":
+                stop = blank(text, pos).end()
+                if stop > pos:
+                    skipped = text.count("\n", pos, stop)
+                    if skipped:
+                        line += skipped
+                        line_start = text.rindex("\n", pos, stop) + 1
+                    pos = stop
+                    continue
+            m = dispatch.get(ch, fallback)(text, pos)
             if m is None:
-                if trailing(text, pos):
-                    return
-                bad = self.blank.match(text, pos).end()
-                line += text.count("\n", pos, bad)
-                line_start = text.rfind("\n", 0, bad) + 1
-                raise UnexpectedCharacters(text, bad, line, bad - line_start + 1)
+                raise UnexpectedCharacters(text, pos, line, pos - line_start + 1)
             kind = m.lastgroup
-            start = m.start(kind)
-            if start != pos:
-                skipped = text.count("\n", pos, start)
-                if skipped:
-                    line += skipped
-                    line_start = text.rindex("\n", pos, start) + 1
-                pos = start
-            value = m.group(kind)
+            value = m.group()
             column = pos - line_start + 1
             newlines = value.count("\n") if kind in multiline else 0
             if newlines:
@@ -88,6 +92,7 @@ class FastLexer(Lexer):
                 end_column = len(value) - value.rfind("\n")
             else:
                 end_line, end_column = line, column + len(value)
+            stop = m.end()
             if kind in ignore:
                 if kind == "PP":
                     directives.append(Directive(value, line, column))
@@ -95,11 +100,11 @@ class FastLexer(Lexer):
                 if kind == "NAME":
                     kind = keywords.get(value, "NAME")
                     if kind == "NAME":
-                        kind = retype(value, pos, m.end(), False)
+                        kind = retype(value, pos, stop, False)
                 elif kind == "TNAME":
-                    kind = retype(value, pos, m.end(), True)
-                yield make_token(kind, value, pos, line, column, end_line, end_column, m.end())
+                    kind = retype(value, pos, stop, True)
+                yield make_token(kind, value, pos, line, column, end_line, end_column, stop)
             if newlines:
                 line = end_line
                 line_start = pos + value.rfind("\n") + 1
-            pos = m.end()
+            pos = stop
