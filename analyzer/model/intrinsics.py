@@ -108,6 +108,9 @@ def call_kind(call) -> Optional[Intrinsic]:
     """The table entry for a call: `tl::cp_async_wait<2>()`, or `.wait` for `bar[i].wait(p)`."""
     from ..cuda import ast as A
 
-    if isinstance(call.callee, A.Member):
-        return INTRINSICS.get("." + call.name)
-    return INTRINSICS.get(call.name)
+    callee = call.callee
+    if type(callee) is A.Name:
+        return INTRINSICS.get(callee.qualified)
+    if type(callee) is A.Member:
+        return INTRINSICS.get("." + callee.member)
+    return None

@@ -81,6 +81,7 @@ class SharedLayout:
         self.buffers: dict[str, SharedBuffer] = {}
         self.barriers: dict[str, MBarrierArray] = {}
         self._pointer_types: dict[str, str] = {}
+        self._refs: dict[int, tuple] = {}
         dynamic: set[str] = set()
         dynamic_types: dict[str, tuple[str, A.Declaration]] = {}
         static: dict[str, tuple[str, A.Declaration, A.Declarator]] = {}
@@ -142,7 +143,15 @@ class SharedLayout:
         return None
 
     def ref(self, expr: A.Expr) -> Optional[SmemRef]:
-        """Resolve `&(((T*)buf)[i])`, `((T*)buf) + i`, `*(U*)(...)`, `buf[i]`."""
+        """Resolve `&(((T*)buf)[i])`, `((T*)buf) + i`, `*(U*)(...)`, `buf[i]` (memoised per node)."""
+        key = id(expr)
+        if key in self._refs:
+            return self._refs[key][1]
+        found = self._ref(expr)
+        self._refs[key] = (expr, found)  # the node is kept so its id stays unique
+        return found
+
+    def _ref(self, expr: A.Expr) -> Optional[SmemRef]:
         expr = _strip(expr)
         if isinstance(expr, A.Unary) and expr.op in ("&", "*") and not expr.postfix:
             return self.ref(expr.operand)

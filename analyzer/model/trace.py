@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
@@ -211,7 +210,7 @@ class TraceBuilder:
         events = []
         for index, role in enumerate(roles):
             walker = _RoleWalker(self, index, role)
-            walker.stmt(self.func.body, ChainMap(walker.locals), role.threads, (), False)
+            walker.stmt(self.func.body, walker.locals, role.threads, (), False)
             events.append(walker.events)
         return Trace(roles, events, self.loops, self.truncated)
 
@@ -225,9 +224,11 @@ class _RoleWalker:
         self.descriptors: dict[str, tuple[str, int]] = {}
         self.desc_sites: dict[str, tuple] = {}
         self.pipeline_vars: set[str] = set()
-        # Values of local scalars and array elements (`phase_cnt[0]`), kept across
-        # iterations: persistent kernels count mbarrier phases in them.
-        self.locals: dict[str, int] = {}
+        # One environment per role, mutated in place: loop variables (restored
+        # after their loop), `threadIdx.x` (the role's first thread, a real
+        # thread of the role), and values of local scalars and array elements
+        # (`phase_cnt[0]`), which persistent kernels count mbarrier phases in.
+        self.locals: dict[str, int] = {"threadIdx.x": role.lo}
         self.loop_stack: list[tuple[str, int]] = []
 
     # -------------------------------------------------------------- statements
@@ -264,9 +265,12 @@ class _RoleWalker:
         if not (kinds & CONTROL_KINDS):
             # Only data movement (e.g. the unrolled cp.async of one tile): its
             # iterations touch the same stage slot, so one walk stands for all.
+            saved = env.get(var, _UNSET)
+            env[var] = start
             self.loop_stack.append((var, start))
-            self.stmt(loop.body, ChainMap({var: start}, env), mult, it, guarded)
+            self.stmt(loop.body, env, mult, it, guarded)
             self.loop_stack.pop()
+            _restore(env, var, saved)
             return
         simulated = trip
         period = self.b.period
@@ -277,11 +281,14 @@ class _RoleWalker:
         self.b.loops.setdefault(id(loop), LoopInfo(loop, var, start, trip, simulated, pipelined))
         if pipelined:
             self.pipeline_vars.add(var)
+        saved = env.get(var, _UNSET)
         for value in range(start, start + simulated):
             inner_it = it + ((id(loop), value),) if pipelined else it
+            env[var] = value
             self.loop_stack.append((var, value))
-            self.stmt(loop.body, ChainMap({var: value}, env), mult, inner_it, guarded)
+            self.stmt(loop.body, env, mult, inner_it, guarded)
             self.loop_stack.pop()
+        _restore(env, var, saved)
 
     def if_stmt(self, s: A.If, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         cond = s.cond
@@ -296,7 +303,11 @@ class _RoleWalker:
         if self.b.kinds.mentions(cond, "threadIdx.x"):
             samples = sorted({self.role.lo, self.role.lo + 1, self.role.lo + 31, self.role.lo + 32,
                               (self.role.lo + self.role.hi) // 2, self.role.hi - 1} & set(range(self.role.lo, self.role.hi)))
-            values = {self.b.eval(cond, ChainMap({"threadIdx.x": t}, env)) for t in samples}
+            values = set()
+            for t in samples:
+                env["threadIdx.x"] = t
+                values.add(self.b.eval(cond, env))
+            env["threadIdx.x"] = self.role.lo
             if values == {0}:
                 if s.other is not None:
                     self.stmt(s.other, env, mult, it, guarded)
@@ -401,7 +412,7 @@ class _RoleWalker:
         """
         if index is None:
             return 0, (id(node),)
-        value = self.b.eval(index, ChainMap({"threadIdx.x": self.role.lo}, env), default=0)
+        value = self.b.eval(index, env, default=0)
         inner = tuple(sorted((k, v) for k, v in self.loop_stack if k not in self.pipeline_vars))
         return (value * elem if value is not None else None), (id(node), inner)
 
@@ -483,6 +494,16 @@ class _RoleWalker:
             return
         self.emit_access(ref, "async", call, env, mult, it, guarded, kind="tma_load",
                          barrier=self.barrier(bar, env), value=size)
+
+
+_UNSET = object()
+
+
+def _restore(env: dict, var: str, saved: object) -> None:
+    if saved is _UNSET:
+        env.pop(var, None)
+    else:
+        env[var] = saved
 
 
 def _strip_cast(e: A.Expr) -> A.Expr:
