@@ -105,7 +105,7 @@ def _overlaps(kernel, path):
         for a in sorted(names):
             for b in sorted(names):
                 ba, bb = kernel.buffers.get(a), kernel.buffers.get(b)
-                if a < b and ba and bb and ba.overlaps(bb) and (a, b) not in seen:
+                if a < b and ba and bb and kernel.overlap(a, b) and (a, b) not in seen:
                     seen.add((a, b))
                     ev = first_use[(loop, b)]
                     out.append(make_finding(

@@ -84,7 +84,7 @@ SYNC_KINDS = frozenset({
     "mbar_expect_tx", "mbar_arrive_expect_tx", "cp_async_arrive", "fence_init",
 })
 # Kinds that make a loop a pipelined (steady-state) loop.
-PIPELINE_KINDS = frozenset({"commit", "wait", "mbar_wait"})
+PIPELINE_KINDS = frozenset({"commit", "wait", "mbar_wait", "mbar_arrive"})
 
 TYPE_BYTES = {
     "char": 1, "signed char": 1, "unsigned char": 1, "uchar": 1, "int8_t": 1, "uint8_t": 1,

@@ -114,6 +114,23 @@ class KernelModel:
         end = buf.offset + buf.size if buf.size is not None else 1 << 40
         return buf.space, buf.offset, end
 
+    def extent(self, name: str) -> tuple[str, int, Optional[int]]:
+        """(space, start, end) a buffer really occupies: all its versions, not just the gap
+        to the next alias (None: unknown end)."""
+        buf = self.buffers[name]
+        st = self.stages.get(name)
+        size = buf.size
+        if st is not None:
+            size = max(size or 0, st.stride * st.versions)
+        return buf.space, buf.offset, (buf.offset + size) if size is not None else None
+
+    def overlap(self, a: str, b: str) -> bool:
+        sa, a0, a1 = self.extent(a)
+        sb, b0, b1 = self.extent(b)
+        if sa != sb or a == b:
+            return False
+        return (a1 is None or b0 < a1) and (b1 is None or a0 < b1)
+
     def shared_bytes(self) -> Optional[int]:
         """Static estimate of dynamic + static shared memory per block."""
         total = 0

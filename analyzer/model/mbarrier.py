@@ -84,6 +84,14 @@ class MBarrierAnalysis:
         return inits
 
     @functools.cached_property
+    def tma_targets(self) -> frozenset[str]:
+        """Buffers only TMA loads write (plain stores would make a first read legitimate)."""
+        tma = {ev.buffer for ev in self.model.trace.all_events() if ev.kind == "tma_load" and ev.buffer}
+        plain = {ev.buffer for ev in self.model.trace.all_events()
+                 if ev.kind in ("smem", "cp_async") and ev.access in ("write", "async") and ev.buffer}
+        return frozenset(tma - plain)
+
+    @functools.cached_property
     def tma_bytes(self) -> dict[int, Optional[int]]:
         """Bytes each TMA load writes (by event identity), from the slot layout.
 
@@ -244,6 +252,11 @@ class MBarrierAnalysis:
             elif ev.kind == "smem" and ev.access == "read":
                 rng = model.byte_range(ev)
                 info = ranges.get(rng) if rng else None
+                if info is None and rng is not None and ev.buffer in self.tma_targets:
+                    issues.append(ProtocolIssue(
+                        "raw", ev,
+                        f"{model.roles[r]} reads {ev.buffer} slot {model.slot(ev)} before any TMA load "
+                        f"into it has been issued, let alone waited for"))
                 if info is not None:
                     for wb, phase, wev in info["writes"].values():
                         if observed[r].get(wb, -1) < phase:

@@ -1,0 +1,153 @@
+"""Every rule can fire: the rules without a planted mutant in tests/mutants get their own case."""
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from analyzer.cuda import parse
+from analyzer.engine import CheckOptions, run_check
+from analyzer.lowering.sweep import LoweredVariant
+from analyzer.model import KernelModel
+from analyzer.plugins import load_plugins
+from conftest import ROOT, fixture
+from plugins.lowering_facts import _budget, _ir_vs_cuda, _planner, _trends
+
+HOST = load_plugins()
+
+
+def _check(tmp_path, text: str, name: str = "k.cu"):
+    path = tmp_path / name
+    path.write_text(text)
+    report = run_check([str(path)], HOST, CheckOptions(jobs=1))
+    return {(f.rule, f.location.line) for f in report.findings}, report
+
+
+def _line_of(text: str, needle: str, start: int = 0) -> int:
+    lines = text.split("\n")
+    return next(i for i in range(start, len(lines)) if needle in lines[i]) + 1
+
+
+def test_version_mismatch_when_a_consumer_rotates_over_fewer_slots(tmp_path):
+    text = fixture("gemm_f16_sm_80_s3.cu").read_text()
+    loop = _line_of(text, "for (int k = 0;")
+    lines = text.split("\n")
+    first_read = _line_of(text, "ptx_ldmatrix_x4((&(((half_t*)A_shared)[", loop) - 1
+    lines[first_read] = lines[first_read].replace("(k % 3)", "(k % 2)")
+    hits, _ = _check(tmp_path, "\n".join(lines))
+    assert ("version-mismatch", first_read + 1) in hits
+
+
+def test_shared_overlap_when_two_live_buffers_share_bytes(tmp_path):
+    text = fixture("gemm_f16_sm_80_s3.cu").read_text()
+    moved = text.replace("buf_dyn_shmem + 24576", "buf_dyn_shmem + 8192")
+    hits, _ = _check(tmp_path, moved)
+    assert any(rule == "shared-overlap" for rule, _ in hits)
+    clean, _ = _check(tmp_path, text, "clean.cu")
+    assert not any(rule == "shared-overlap" for rule, _ in clean)
+
+
+SMALL = """extern "C" __global__ void __launch_bounds__(128, 1) k(const float* __restrict__ X, float* __restrict__ Y) {
+  __shared__ float s[512];
+  tl::cp_async_gs<16>((&(s[(((int)threadIdx.x) * 4)])), (&(X[(((int)threadIdx.x) * 4)])));
+  tl::cp_async_commit();
+%s
+}
+"""
+
+
+def test_missing_drain_at_exit_and_before_a_store(tmp_path):
+    hits, _ = _check(tmp_path, SMALL % "  Y[((int)threadIdx.x)] = 1.0f;")
+    assert ("missing-drain", 3) in hits  # still in flight when the kernel ends
+    hits, _ = _check(tmp_path, SMALL % "  s[((int)threadIdx.x)] = 0.0f;\n  tl::cp_async_wait<0>();", "store.cu")
+    assert ("missing-drain", 5) in hits  # the store hits bytes a copy is still writing
+    hits, _ = _check(tmp_path, SMALL % "  tl::cp_async_wait<0>();\n  __syncthreads();\n"
+                     "  Y[((int)threadIdx.x)] = s[((int)threadIdx.x)];", "ok.cu")
+    assert not any(rule in ("missing-drain", "missing-barrier", "wait-too-shallow") for rule, _ in hits)
+
+
+def _variant(name: str, n: int, facts: dict, model_of: str | None = None) -> LoweredVariant:
+    model = None
+    if model_of:
+        parsed = parse(fixture(model_of).read_text())
+        model = KernelModel(parsed.unit.kernels()[0], parsed.lines, parsed.registry)
+    return LoweredVariant(name, "sm_80", n, True, None, facts, model=model)
+
+
+def _loop(stage, order, n, producers=None):
+    return {"loop_var": "k", "software_pipeline_stage": stage, "software_pipeline_order": order,
+            "tl_pipelined_num_stages": n, "software_pipeline_async_producers": producers or [1, 1, 0]}
+
+
+def test_planner_invariants():
+    assert _planner(_variant("g", 3, {"pipelined_loops": [_loop([0, 0, 2], [0, 1, 2], 3)]})) == []
+    assert _planner(_variant("g", 1, {"pipelined_loops": [_loop([0, 0, 1], [1, 2, 0], 1)]})) == []
+    attention = _loop([0, 2, 2, 2, 2, 2, 2, 2, 2, 0, 2, 2, 2], [2, 0, 1, 3, 4, 5, 6, 7, 8, 10, 9, 11, 12], 2,
+                      [1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0])
+    assert _planner(_variant("fa", 2, {"pipelined_loops": [attention]})) == []
+    bad = [_loop([0, 0, 3], [0, 1, 2], 3), _loop([0, 1, 2], [0, 1, 2], 3), _loop([0, 0, 2], [0, 0, 2], 3),
+           _loop([1, 0, 2], [0, 1, 2], 3), _loop([0, 0, 2], [0, 1, 2], 4)]
+    for loop in bad:
+        assert _planner(_variant("g", 3, {"pipelined_loops": [loop]})), loop
+    assert _planner(_variant("g", 0, {"pipelined_loops": [_loop([0, 0, 1], [0, 1, 2], 1)]}))
+
+
+def test_ir_versions_must_match_the_cuda():
+    ok = _variant("g", 3, {"shared_shapes": {"A_shared": [3, 128, 32]}}, "gemm_f16_sm_80_s3.cu")
+    assert _ir_vs_cuda(ok) == []
+    bad = _variant("g", 3, {"shared_shapes": {"A_shared": [4, 128, 32]}}, "gemm_f16_sm_80_s3.cu")
+    (f,) = _ir_vs_cuda(bad)
+    assert f.rule == "ir-cuda-mismatch" and "4 versions" in f.message
+
+
+def test_trends_across_num_stages():
+    # labels swapped on purpose: the variant called num_stages=3 has the smaller pipeline
+    falling = [_variant("g", 2, {}, "gemm_f16_sm_80_s3.cu"), _variant("g", 3, {}, "gemm_f16_sm_80_s2.cu")]
+    messages = [f.message for f in _trends(falling)]
+    assert any("versions fall" in m for m in messages) and any("in-flight depth falls" in m for m in messages)
+    rising = [_variant("g", n, {}, f"gemm_f16_sm_80_s{n}.cu") for n in (2, 3, 4)]
+    assert _trends(rising) == []
+
+
+def test_shared_memory_budget():
+    v = _variant("g", 4, {"shared_shapes": {"A_shared": [4, 128, 32], "A_shared@bytes": [2],
+                                           "B_shared": [4, 32, 128], "B_shared@bytes": [2]}},
+                 "gemm_f16_sm_80_s4.cu")
+    assert _budget(v) == []  # 64 KiB
+    v.facts["shared_shapes"].update({"B_shared": [4, 32, 1024]})
+    v.arch = "sm_80"
+    (f,) = _budget(v)
+    assert f.rule == "shared-memory-budget" and "166912" in f.message
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tilelang") is None, reason="needs tilelang")
+def test_budget_from_a_real_lowering(run_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("PIPELINT_CACHE_DIR", str(tmp_path))
+    res = run_cli("lower", ROOT / "examples" / "gemm.py", "--num-stages", "4", "--arch", "sm_80",
+                  "--param", "block_M=256", "--param", "block_N=256", "--param", "block_K=64",
+                  "--format", "json")
+    doc = res.json
+    (v,) = doc["variants"]
+    if not v["ok"]:
+        pytest.skip(f"TileLang did not lower this shape: {v['error']}")
+    assert v["shared_bytes"] > 163 * 1024
+    assert any(f["rule"] == "shared-memory-budget" for f in v["findings"]) and res.code == 1
+
+
+def test_version_overwrite_when_the_prefetch_distance_exceeds_the_versions(tmp_path):
+    text = fixture("gemm_f16_sm_80_s3.cu").read_text()
+    loop = _line_of(text, "for (int k = 0;")
+    lines = text.split("\n")
+    copy = _line_of(text, "tl::cp_async_gs<16>((&(((half_t*)A_shared)", loop) - 1
+    lines[copy] = lines[copy].replace("((k + 2) % 3)", "((k + 1) % 3)")
+    hits, _ = _check(tmp_path, "\n".join(lines))
+    assert ("version-overwrite", copy + 1) in hits
+
+
+def test_tma_read_before_wait_when_the_consumer_skips_its_wait(tmp_path):
+    text = fixture("gemm_f16_sm_90_s3.cu").read_text()
+    wait = _line_of(text, "mbarrier[(k_1 % 3)].wait(")
+    lines = text.split("\n")
+    del lines[wait - 1]
+    hits, _ = _check(tmp_path, "\n".join(lines))
+    assert any(rule == "tma-read-before-wait" and line > wait - 1 for rule, line in hits)
