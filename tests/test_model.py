@@ -45,7 +45,6 @@ def test_dynamic_shared_aliases_are_byte_ranges_and_may_overlap():
     m = model("flash_attn_fwd_sm_80_s2.cu")
     q, o, k = m.buffers["Q_shared"], m.buffers["O_shared"], m.buffers["K_shared"]
     assert (q.offset, o.offset, k.offset) == (0, 0, 8192)
-    assert q.overlaps(o) and not q.overlaps(k)
     assert m.overlap("Q_shared", "O_shared") and not m.overlap("K_shared", "V_shared")
     assert m.stages["K_shared"].versions == 2 and m.stages["V_shared"].versions == 2
 

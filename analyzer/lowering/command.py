@@ -5,7 +5,6 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional
 
 from ..findings import Report, Severity
 from ..plugins import UsageError
@@ -74,7 +73,8 @@ def analyze_variants(kernel: str, variants, host, dump: Path, report: Report,
     lowered: list[LoweredVariant] = []
     dump.mkdir(parents=True, exist_ok=True)
     for v in variants:
-        lv = LoweredVariant(kernel, v.arch, v.num_stages, v.ok, v.error, v.result)
+        lv = LoweredVariant(kernel, v.arch, v.num_stages, v.ok, v.error, v.result,
+                            error_kind=v.error_kind, cached=v.cached, seconds=round(v.seconds, 2))
         if v.ok:
             path = dump / variant_filename(kernel, v)
             path.write_text(v.result["cuda"])
@@ -165,6 +165,7 @@ def _variant_dict(lv: LoweredVariant, finding_dict) -> dict:
     wait = lv.steady_wait()
     return {
         "arch": lv.arch, "num_stages": lv.num_stages, "ok": lv.ok, "error": lv.error,
+        "error_kind": lv.error_kind, "cached": lv.cached, "lowering_seconds": lv.seconds,
         "pipelined_loops": [{k: loop.get(k) for k in ("loop_var", "software_pipeline_stage",
                                                       "software_pipeline_order", "tl_pipelined_num_stages",
                                                       "software_pipeline_async_producers")}
@@ -247,6 +248,3 @@ def _tma(model) -> str:
     mid = its[len(its) // 2]
     return str(sum(1 for e in events if e.iteration == mid))
 
-
-def render_error(message: Optional[str]) -> str:
-    return message or ""

@@ -27,7 +27,6 @@ from ..plugins import UsageError
 KNOWN_ARCHS = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100",
                "sm_100a", "sm_101", "sm_103", "sm_120")
 MARKER = "\n@@PIPELINT@@"
-USAGE_KINDS = {"load", "import", "name", "nokernel", "ambiguous", "tilelang"}
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,6 @@ class Variant:
     result: dict[str, Any] = field(default_factory=dict)
     cached: bool = False
     seconds: float = 0.0
-    cuda_path: Optional[str] = None
 
     @property
     def label(self) -> str:

@@ -21,6 +21,9 @@ class LoweredVariant:
     facts: dict[str, Any]
     path: Optional[str] = None          # .cu findings point at (a bare name when not dumped)
     dumped: bool = False                # whether `path` is a file the user asked for
+    error_kind: Optional[str] = None    # timeout | crash | lower | ...
+    cached: bool = False
+    seconds: float = 0.0                # wall time of the worker (0 when cached)
     model: Any = None                   # KernelModel of the generated CUDA
     findings: list = field(default_factory=list)
 

@@ -26,9 +26,6 @@ from .trace import Event
 if TYPE_CHECKING:
     from .kernel import KernelModel
 
-STRICT_KINDS = frozenset({"raw-uncommitted", "raw-incomplete", "raw-unsynced", "war-unsynced",
-                          "overwrite-unconsumed", "drain"})
-
 
 @dataclass(frozen=True, slots=True)
 class Hazard:

@@ -20,7 +20,6 @@ class Intrinsic:
     barrier: Optional[int] = None    # argument index of an mbarrier reference
     count: Optional[int] = None      # argument index of a count/bytes/parity value
     template_count: bool = False     # the count is template argument 0
-    thread_sync: bool = False        # orders all threads of the block
 
 
 INTRINSICS: dict[str, Intrinsic] = {
@@ -32,7 +31,7 @@ INTRINSICS: dict[str, Intrinsic] = {
     "tl::mbarrier_cp_async_arrive_noinc": Intrinsic("cp_async_arrive", barrier=0),
     "tl::mbarrier_cp_async_arrive": Intrinsic("cp_async_arrive", barrier=0),
     # block and named barriers
-    "__syncthreads": Intrinsic("sync", thread_sync=True),
+    "__syncthreads": Intrinsic("sync"),
     "tl::__sync_thread_partial": Intrinsic("named_sync", count=1),
     "__syncwarp": Intrinsic("warp_sync"),
     # shared-memory reads/writes through PTX wrappers

@@ -26,14 +26,6 @@ class SharedBuffer:
     elem_type: str
     decl: A.Node
 
-    def overlaps(self, other: "SharedBuffer") -> bool:
-        if self.space != other.space or self.name == other.name:
-            return False
-        a_end = self.offset + self.size if self.size is not None else None
-        b_end = other.offset + other.size if other.size is not None else None
-        return ((a_end is None or other.offset < a_end)
-                and (b_end is None or self.offset < b_end))
-
 
 @dataclass(frozen=True, slots=True)
 class MBarrierArray:

@@ -38,7 +38,8 @@ def render(report: Report, **_: object) -> str:
         "files": [{"path": r.path, "parsed": r.parsed, "kernels": list(r.kernels),
                    **({"error": r.error} if r.error else {})} for r in report.files],
         "findings": [finding_dict(f) for f in report.sorted_findings()],
-        "errors": [{"message": e.message, "path": e.path, "plugin": e.plugin} for e in report.errors],
+        "errors": [{"message": e.message, "path": e.path, "plugin": e.plugin,
+                    **({"detail": e.detail} if e.detail else {})} for e in report.errors],
         "summary": {sev: sum(1 for f in report.findings if f.severity.value == sev)
                     for sev in ("error", "warning", "note")},
     }
