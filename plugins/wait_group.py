@@ -61,7 +61,8 @@ def pipelint_check_kernel(kernel, parsed, path):
                 f"including group {h.group} that fills {h.buffer} slot {h.slot}, which is read next "
                 f"(iteration {_it(h.second)})",
                 [(h.second.node, f"read of {h.buffer} slot {h.slot}"),
-                 (h.first.node, f"copy into {h.buffer} slot {h.slot} (group {h.group})")]))
+                 (h.first.node, f"copy into {h.buffer} slot {h.slot} (group {h.group})")]
+                + ([(h.commit.node, f"commit that closes group {h.group}")] if h.commit else [])))
         elif h.kind == "raw-incomplete":
             out.append(make_finding(
                 _R["wait-too-shallow"], path, kernel, h.second.node,

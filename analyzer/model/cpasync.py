@@ -39,6 +39,7 @@ class Hazard:
     group: Optional[int] = None
     groups_in_flight: Optional[int] = None
     wait: Optional[Event] = None
+    commit: Optional[Event] = None    # the cp_async_commit that closed `group`
 
     @property
     def key(self) -> tuple:
@@ -77,6 +78,7 @@ class _Sim:
         self.complete_upto = 0
         self.last_wait: Optional[Event] = None
         self.barrier_inits: list[_Write] = []
+        self.commits: dict[int, Event] = {}
         self.hazards: dict[tuple, Hazard] = {}
 
     def ranges(self, ev: Event, create: bool) -> list[_Range]:
@@ -136,6 +138,7 @@ class _Sim:
     def on_commit(self, ev: Event) -> None:
         if self.pending:
             self.group += 1
+            self.commits[self.group] = ev
             for w in self.pending:
                 w.group = self.group
             self.pending = []
@@ -205,7 +208,8 @@ class _Sim:
                     self.hazard("raw-uncommitted", w.event, ev)
                 elif not w.complete:
                     self.hazard("raw-incomplete", w.event, ev, group=w.group,
-                                groups_in_flight=self.group - self.complete_upto, wait=self.last_wait)
+                                groups_in_flight=self.group - self.complete_upto, wait=self.last_wait,
+                                commit=self.commits.get(w.group))
                 elif not w.visible:
                     self.hazard("raw-unsynced", w.event, ev, wait=self.last_wait)
             elif w is not None and not w.visible and self.plain:

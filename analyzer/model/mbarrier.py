@@ -332,13 +332,25 @@ class MBarrierAnalysis:
                 continue
             st = bars.get(ev.barrier, _Bar())
             why = ("no thread ever arrives on it" if ev.barrier not in arrivers else
-                   f"it has completed {st.completed} phase(s) and holds {st.arrivals} of "
-                   f"{st.init} arrivals; waiting for parity {ev.value} needs phase parity to flip")
+                   f"wait(parity {ev.value}) needs phase {st.completed} to complete, which needs {st.init} "
+                   f"arrivals (it holds {st.arrivals}), and every role that could arrive is blocked")
+            related = [(e, f"init({e.value})") for e in self._inits().values() if e.barrier == ev.barrier]
+            related += [(e, f"arrive by {e.mult} thread(s) of {self.model.roles[e.role]}")
+                        for e in _first_per_node(t for t in traces for t in t)
+                        if e.kind in ARRIVE_KINDS and e.barrier == ev.barrier][:2]
             issues.append(ProtocolIssue(
                 "deadlock", ev,
                 f"{self.model.roles[r]} hangs in wait on {bar_name(ev.barrier)} "
-                f"(parity {ev.value}, iteration {_iteration(ev)}): {why}"))
+                f"(parity {ev.value}, iteration {_iteration(ev)}): {why}", tuple(related)))
         return issues
+
+
+def _first_per_node(events):
+    seen = set()
+    for e in events:
+        if id(e.node) not in seen:
+            seen.add(id(e.node))
+            yield e
 
 
 def _iteration(ev: Event) -> str:
