@@ -110,3 +110,20 @@ def test_syntax_errors_report_position_and_expectation(src, line):
         parse(src)
     assert info.value.line == line
     assert "expected" in info.value.message
+
+
+def test_pure_python_lark_and_lark_cython_build_the_same_ast():
+    """The `fast` extra only swaps Lark's parser loop; the AST must not change."""
+    from analyzer.cuda.parser import _Parser
+
+    pure = _Parser(fast=False)
+    assert not pure.fast
+    for name in ("gemm_f16_sm_80_s3.cu", "flash_attn_fwd_sm_90_s2.cu"):
+        text = KERNELS.joinpath(name).read_text()
+        a, b = pure.parse(text), parse(text)
+        assert a.unit == b.unit and a.unit.directives == b.unit.directives
+    assert pure.parse((HANDWRITTEN / "constructs.cu").read_text()).unit == parse(
+        (HANDWRITTEN / "constructs.cu").read_text()).unit
+    with pytest.raises(CudaSyntaxError) as info:
+        pure.parse("void f() { int a = ; }")
+    assert info.value.line == 1 and "expected" in info.value.message

@@ -66,7 +66,7 @@ class FastLexer(Lexer):
         blank = self.blank.match
         ignore, keywords, retype = self.ignore, self.keywords, self.types.retype
         directives = FastLexer.directives
-        make_token = FastLexer.token_class
+        make_token = type(self).token_class
         multiline = self.multiline
         pos, line, line_start, end = 0, 1, 0, len(text)
         while pos < end:

@@ -39,17 +39,30 @@ class CudaSyntaxError(Exception):
         self.expected = expected
 
 
-def _fast_plugins() -> dict:
-    """Use lark-cython's lexer and parser when installed (`pipelint[fast]`)."""
-    try:
-        import lark_cython
-    except ImportError:
-        return {}
-    FastLexer.token_class = lark_cython.Token
-    # Only the LALR parser: its lexer classes do not take a custom lexer, so
-    # a small thread object feeds it tokens from FastLexer.
-    return {"_plugins": {"LALR_Parser": lark_cython.plugins["LALR_Parser"],
-                         "LexerThread": _TokenFeed}}
+try:
+    import lark_cython as _lark_cython
+
+    class CythonTokenLexer(FastLexer):
+        """FastLexer making lark-cython tokens (module level: Lark's cache pickles it)."""
+
+        token_class = _lark_cython.Token
+except ImportError:  # the `fast` extra is not installed
+    CythonTokenLexer = None  # type: ignore[assignment,misc]
+
+
+def _fast_options() -> Optional[dict]:
+    """lark-cython's LALR parser when installed (`pipelint[fast]`), else None.
+
+    Only the parser: lark-cython's lexers do not take a custom lexer, so a
+    small thread object feeds its parser tokens from FastLexer (made as
+    lark-cython tokens).
+    """
+    if CythonTokenLexer is None:
+        return None
+    import lark_cython
+
+    return {"lexer": CythonTokenLexer,
+            "_plugins": {"LALR_Parser": lark_cython.plugins["LALR_Parser"], "LexerThread": _TokenFeed}}
 
 
 class _TokenFeed:
@@ -70,19 +83,13 @@ class _TokenFeed:
 
 
 class _Parser:
-    def __init__(self) -> None:
+    def __init__(self, fast: bool = True) -> None:
         self.builder = AstBuilder()
         grammar = resources.files("grammars").joinpath("cuda.lark").read_text(encoding="utf-8")
-        self.lark = Lark(
-            grammar,
-            parser="lalr",
-            lexer=FastLexer,
-            transformer=self.builder,
-            maybe_placeholders=False,
-            cache=True,
-            **_fast_plugins(),
-
-        )
+        options = (_fast_options() if fast else None) or {"lexer": FastLexer}
+        self.fast = "_plugins" in options
+        self.lark = Lark(grammar, parser="lalr", transformer=self.builder, maybe_placeholders=False,
+                         cache=True, **options)
 
     def parse(self, source: str) -> ParsedFile:
         directives: list[Directive] = []
@@ -147,4 +154,4 @@ def parse_file(path: str) -> ParsedFile:
         return parse(fh.read())
 
 
-__all__ = ["CudaSyntaxError", "ParsedFile", "parse", "parse_file", "Optional"]
+__all__ = ["CudaSyntaxError", "ParsedFile", "parse", "parse_file"]
