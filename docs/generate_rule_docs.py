@@ -60,6 +60,9 @@ WHY = {
                             "load completes makes the tile safe to read.",
     "mbarrier-release": "In a warp-specialized pipeline the consumers' arrive on the empty barrier is the only "
                         "thing that tells the producer a slot can be overwritten.",
+    "tma-store-fence": "The epilogue of a warp-specialized kernel gathers the tile in shared memory with "
+                       "ordinary stores (stmatrix) and hands it to the TMA unit; without a proxy fence the "
+                       "async proxy may read the tile before those stores are visible to it.",
     "mbarrier-init-fence": "mbarrier initialisation is a generic-proxy write; the TMA unit (async proxy) and the "
                            "other threads see it only after `fence_barrier_init` and a block barrier.",
     "planner-stages": "The stage/order annotations are what InjectSoftwarePipeline materialises; a plan outside "

@@ -44,6 +44,13 @@ RULES = (
          "barrier after its last read, and the producer must wait for that phase.",
          Severity.ERROR, "Arrive on the empty barrier after the last read; wait on it before the "
          "next load into the slot.", ("correctness", "tma")),
+    Rule("tma-store-fence", "TmaStoreFence",
+         "TMA store reads shared memory written without fence_proxy_async",
+         "Stores into shared memory by threads (st.shared, stmatrix) belong to the generic proxy; a "
+         "TMA store reads through the async proxy and may see stale bytes unless a "
+         "`fence.proxy.async` orders the two after the writes.", Severity.ERROR,
+         "Emit `tl::fence_proxy_async()` after the writes (and the barrier that gathers them) and "
+         "before `tl::tma_store`.", ("correctness", "tma")),
     Rule("mbarrier-init-fence", "MBarrierInitFence",
          "mbarrier used before fence_barrier_init and a block barrier",
          "mbarrier initialisation must be made visible to the async proxy "
@@ -71,6 +78,28 @@ def pipelint_rules():
 
 @hookimpl
 def pipelint_check_kernel(kernel, parsed, path):
-    return [make_finding(_R[_KIND_RULE[i.kind]], path, kernel, i.event.node, i.message,
-                         [(e.node, msg) for e, msg in i.related])
-            for i in kernel.mbarrier.issues]
+    findings = [make_finding(_R[_KIND_RULE[i.kind]], path, kernel, i.event.node, i.message,
+                             [(e.node, msg) for e, msg in i.related])
+                for i in kernel.mbarrier.issues]
+    return findings + _store_fences(kernel, path)
+
+
+def _store_fences(kernel, path):
+    """Each TMA store must follow a proxy fence that follows the generic writes it reads."""
+    out, seen = [], set()
+    for events in kernel.trace.events:
+        unfenced: dict[str, object] = {}
+        for ev in events:
+            if ev.kind == "fence_proxy":
+                unfenced.clear()
+            elif ev.kind == "smem" and ev.access == "write" and not ev.possible and ev.buffer:
+                unfenced[ev.buffer] = ev
+            elif ev.kind == "tma_store" and ev.buffer in unfenced and id(ev.node) not in seen:
+                seen.add(id(ev.node))
+                write = unfenced[ev.buffer]
+                out.append(make_finding(
+                    _R["tma-store-fence"], path, kernel, ev.node,
+                    f"tl::tma_store reads {ev.buffer} through the async proxy, but the generic-proxy "
+                    f"writes into it (line {write.node.span.line}) are not followed by fence_proxy_async",
+                    [(write.node, f"generic write into {ev.buffer}")]))
+    return out

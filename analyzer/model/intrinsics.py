@@ -41,12 +41,9 @@ INTRINSICS: dict[str, Intrinsic] = {
     "tl::ptx_ldmatrix_x1_trans": Intrinsic("read", smem=0, access="read"),
     "tl::ptx_ldmatrix_x2_trans": Intrinsic("read", smem=0, access="read"),
     "tl::ptx_ldmatrix_x4_trans": Intrinsic("read", smem=0, access="read"),
-    "tl::ptx_stmatrix_x1": Intrinsic("write", smem=0, access="write"),
-    "tl::ptx_stmatrix_x2": Intrinsic("write", smem=0, access="write"),
-    "tl::ptx_stmatrix_x4": Intrinsic("write", smem=0, access="write"),
-    "tl::ptx_stmatrix_x1_trans": Intrinsic("write", smem=0, access="write"),
-    "tl::ptx_stmatrix_x2_trans": Intrinsic("write", smem=0, access="write"),
-    "tl::ptx_stmatrix_x4_trans": Intrinsic("write", smem=0, access="write"),
+    # every stmatrix flavour in tl_templates/cuda/ldsm.h writes shared memory (argument 0)
+    **{f"tl::ptx_stmatrix_{shape}{n}{trans}": Intrinsic("write", smem=0, access="write")
+       for shape in ("", "m8n8_", "m16n8_") for n in ("x1", "x2", "x4") for trans in ("", "_trans")},
     # TMA (sm_90+): loads are decoded by trace.py (descriptor vs 1-D bulk form)
     "tl::tma_load": Intrinsic("tma_load"),
     "tl::tma_load_im2col": Intrinsic("tma_load"),

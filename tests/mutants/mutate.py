@@ -153,10 +153,20 @@ def tma_into_slot_zero() -> Mutant:
     return Mutant("tma-every-iteration-slot-0", SM90, "mbarrier-release", "\n".join(lines), first + 1)
 
 
+def drop_tma_store_fence() -> Mutant:
+    fixture = "flash_attn_fwd_sm_90_s2.cu"
+    lines = _lines(fixture)
+    store = _find(lines, r"tl::tma_store\(")
+    fence = max(i for i in range(store) if "fence_proxy_async" in lines[i])
+    del lines[fence]
+    return Mutant("drop-tma-store-fence", fixture, "tma-store-fence", "\n".join(lines), store)
+
+
 OPERATORS: tuple[Callable[[], Mutant], ...] = (
     drop_barrier_after_wait, drop_loop_head_barrier, wait_too_shallow, wait_collapsed, drop_commit,
     duplicate_barrier, barrier_in_thread_branch, halve_init_count, halve_expect_tx,
     drop_producer_parity_flip, drop_fence_barrier_init, drop_consumer_release, tma_into_slot_zero,
+    drop_tma_store_fence,
 )
 
 
