@@ -51,3 +51,12 @@ def test_findings_carry_related_locations_and_python_origin(tmp_path):
     paths = [r.path for r in f.related]
     assert "examples/gemm.py" in paths
     assert any(r.message.startswith("read of") for r in f.related)
+
+
+def test_worker_processes_give_the_same_report_as_one_process():
+    files = [str(p) for p in ALL_KERNELS if "gemv" in p.name or "sm_90_s2" in p.name]
+    serial = run_check(files, HOST, CheckOptions(jobs=1))
+    parallel = run_check(files, HOST, CheckOptions(jobs=2))
+    assert serial.sorted_findings() == parallel.sorted_findings()
+    assert [r.path for r in serial.files] == [r.path for r in parallel.files]
+    assert any(f.rule == "redundant-barrier" for f in parallel.findings)
