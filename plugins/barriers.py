@@ -42,9 +42,6 @@ def pipelint_rules():
     return RULES
 
 
-def _it(ev) -> str:
-    return ",".join(str(v) for _, v in ev.iteration) or "prologue"
-
 
 @hookimpl
 def pipelint_check_kernel(kernel, parsed, path):
@@ -56,15 +53,15 @@ def pipelint_check_kernel(kernel, parsed, path):
                 related.insert(0, (h.wait.node, "the wait that completes the copy"))
             out.append(make_finding(
                 _R["missing-barrier"], path, kernel, h.second.node,
-                f"RAW on {h.buffer} slot {h.slot}: read (iteration {_it(h.second)}) with no "
+                f"RAW on {h.buffer} slot {h.slot}: read (iteration {h.second.where}) with no "
                 f"__syncthreads after the cp.async wait, so other threads' copies may not be visible",
                 related))
         elif h.kind == "war-unsynced":
             out.append(make_finding(
                 _R["missing-barrier"], path, kernel, h.second.node,
-                f"WAR on {h.buffer} slot {h.slot}: cp.async (iteration {_it(h.second)}) overwrites "
+                f"WAR on {h.buffer} slot {h.slot}: cp.async (iteration {h.second.where}) overwrites "
                 f"data other threads may still be reading, with no __syncthreads since the read",
-                [(h.first.node, f"read of {h.buffer} slot {h.slot} (iteration {_it(h.first)})")]))
+                [(h.first.node, f"read of {h.buffer} slot {h.slot} (iteration {h.first.where})")]))
     divergent = _divergent(kernel, path)
     out.extend(divergent)
     out.extend(_redundant(kernel, path, {(f.location.line, f.location.column) for f in divergent}))

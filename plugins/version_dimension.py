@@ -49,17 +49,14 @@ def pipelint_check_kernel(kernel, parsed, path):
         if h.kind == "overwrite-unconsumed":
             findings.append(make_finding(
                 _R["version-overwrite"], path, kernel, h.second.node,
-                f"cp.async overwrites {h.buffer} slot {h.slot} (iteration {_it(h.second)}) before the "
-                f"data copied there at iteration {_it(h.first)} was read; the buffer has "
+                f"cp.async overwrites {h.buffer} slot {h.slot} (iteration {h.second.where}) before the "
+                f"data copied there at iteration {h.first.where} was read; the buffer has "
                 f"{_versions(kernel, h.buffer)} version(s)",
                 [(h.first.node, "earlier copy into the same slot")]))
     findings.extend(_mismatches(kernel, path))
     findings.extend(_overlaps(kernel, path))
     return findings
 
-
-def _it(ev) -> str:
-    return ",".join(str(v) for _, v in ev.iteration) or "prologue"
 
 
 def _versions(kernel, buffer) -> int:

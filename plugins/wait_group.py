@@ -45,9 +45,6 @@ def pipelint_rules():
     return RULES
 
 
-def _it(ev) -> str:
-    return ",".join(str(v) for _, v in ev.iteration) or "prologue"
-
 
 @hookimpl
 def pipelint_check_kernel(kernel, parsed, path):
@@ -59,7 +56,7 @@ def pipelint_check_kernel(kernel, parsed, path):
                 _R["wait-too-shallow"], path, kernel, h.wait.node,
                 f"cp_async_wait<{h.wait.value}> leaves {h.groups_in_flight} group(s) in flight, "
                 f"including group {h.group} that fills {h.buffer} slot {h.slot}, which is read next "
-                f"(iteration {_it(h.second)})",
+                f"(iteration {h.second.where})",
                 [(h.second.node, f"read of {h.buffer} slot {h.slot}"),
                  (h.first.node, f"copy into {h.buffer} slot {h.slot} (group {h.group})")]
                 + ([(h.commit.node, f"commit that closes group {h.group}")] if h.commit else [])))
@@ -73,7 +70,7 @@ def pipelint_check_kernel(kernel, parsed, path):
             tail = ("it is read" if h.kind == "raw-uncommitted" else "the kernel ends")
             out.append(make_finding(
                 _R["uncommitted-copy"], path, kernel, h.first.node,
-                f"cp.async into {h.first.buffer} (iteration {_it(h.first)}) is never committed "
+                f"cp.async into {h.first.buffer} (iteration {h.first.where}) is never committed "
                 f"before {tail}", [(h.second.node, "read of the copied data")]
                 if h.kind == "raw-uncommitted" else []))
         elif h.kind in ("drain", "exit-in-flight"):

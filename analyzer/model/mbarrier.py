@@ -301,8 +301,8 @@ class MBarrierAnalysis:
                 prev = next(iter(old["writes"].values()))[2]
                 issues.append(ProtocolIssue(
                     "war-unconsumed", ev,
-                    f"TMA load overwrites {where} (iteration {_iteration(ev)}) before anyone read the "
-                    f"data loaded there at iteration {_iteration(prev)}",
+                    f"TMA load overwrites {where} (iteration {ev.where}) before anyone read the "
+                    f"data loaded there at iteration {prev.where}",
                     ((prev, "the earlier load into this slot"),)))
             for reader in old["readers"]:
                 rel = reader["release"]
@@ -341,7 +341,7 @@ class MBarrierAnalysis:
             issues.append(ProtocolIssue(
                 "deadlock", ev,
                 f"{self.model.roles[r]} hangs in wait on {bar_name(ev.barrier)} "
-                f"(parity {ev.value}, iteration {_iteration(ev)}): {why}", tuple(related)))
+                f"(parity {ev.value}, iteration {ev.where}): {why}", tuple(related)))
         return issues
 
 
@@ -352,9 +352,6 @@ def _first_per_node(events):
             seen.add(id(e.node))
             yield e
 
-
-def _iteration(ev: Event) -> str:
-    return ", ".join(str(v) for _, v in ev.iteration) or "prologue"
 
 
 def _who(model: "KernelModel", evs: list[Event]) -> str:

@@ -58,6 +58,11 @@ class Event:
     possible: bool = False                       # unknown call with a shared pointer
 
     @property
+    def where(self) -> str:
+        """The loop iteration(s) the event belongs to, for messages: "5", "1,3", "prologue"."""
+        return ",".join(str(v) for _, v in self.iteration) or "prologue"
+
+    @property
     def loop_id(self) -> Optional[int]:
         return self.iteration[-1][0] if self.iteration else None
 

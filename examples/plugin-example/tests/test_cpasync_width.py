@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -25,9 +26,12 @@ def plugin_python(tmp_path_factory) -> Path:
     site = Path(subprocess.check_output([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                         text=True).strip())
     site.joinpath("parent.pth").write_text(f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
-    # ... and gets the plugin installed into it for real (metadata, entry point).
+    # ... and gets the plugin installed into it for real (metadata, entry point), built from a
+    # copy so that setuptools' build/ folder never lands in the source tree.
+    source = tmp_path_factory.mktemp("plugin-src") / "pkg"
+    shutil.copytree(HERE, source, ignore=shutil.ignore_patterns("tests", "build", "*.egg-info"))
     subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps",
-                    "--no-build-isolation", str(HERE)], check=True)
+                    "--no-build-isolation", str(source)], check=True)
     return py
 
 
