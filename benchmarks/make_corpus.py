@@ -9,7 +9,6 @@ is well over 2 MB of real generated CUDA.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "corpus"
 sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
-from generate import relativize  # noqa: E402
+import generate  # noqa: E402
 
 CONFIGS = (
     ("gemm.py", "matmul", "gemm64", dict(block_M=64, block_N=64, block_K=32)),
@@ -33,20 +32,11 @@ CONFIGS = (
 
 
 def lower_one(job):
-    example, factory, name, kwargs, arch, stages = job
-    from tilelang.tools.compile_only import compile_kernel_source
-
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "examples" / example)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     try:
-        source = compile_kernel_source(getattr(module, factory)(num_stages=stages, **kwargs),
-                                       {"kind": "cuda", "arch": arch})
+        return generate.lower_one(job, OUT)
     except Exception as exc:  # noqa: BLE001 - some shapes do not lower for some archs
+        name, arch, stages = job[2], job[4], job[5]
         return f"skip {name} {arch} s{stages}: {str(exc).splitlines()[-1][:100]}"
-    target = OUT / f"{name}_{arch}_s{stages}.cu"
-    target.write_text(relativize(source))
-    return target.name
 
 
 def main() -> int:

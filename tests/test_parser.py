@@ -127,3 +127,16 @@ def test_pure_python_lark_and_lark_cython_build_the_same_ast():
     with pytest.raises(CudaSyntaxError) as info:
         pure.parse("void f() { int a = ; }")
     assert info.value.line == 1 and "expected" in info.value.message
+
+
+@pytest.mark.skipif(__import__("importlib").util.find_spec("tilelang") is None, reason="needs tilelang")
+@pytest.mark.parametrize("job", [("gemm.py", "matmul", "gemm_f16", {}, "sm_80", 3),
+                                 ("flash_attention.py", "flash_attention", "flash_attn_fwd", {}, "sm_90", 2)])
+def test_committed_fixtures_are_what_the_generator_produces(job, tmp_path):
+    import sys
+
+    sys.path.insert(0, str(KERNELS.parent))
+    import generate
+
+    name = generate.lower_one(job, tmp_path)
+    assert (tmp_path / name).read_text() == (KERNELS / name).read_text()
