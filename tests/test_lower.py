@@ -152,3 +152,9 @@ def test_trace_passes_tilelang_lower_trace_through(lower, tmp_path):
     assert res.code == 0
     traced = list((tmp_path / "trace").rglob("*"))
     assert any(p.suffix == ".html" for p in traced), traced[:5]
+
+
+def test_terminal_trace_is_printed(lower):
+    res = lower(GEMM, "--num-stages", "2", "--arch", "sm_80", "--trace", "terminal", "--no-cache")
+    assert res.code == 0
+    assert "InjectSoftwarePipeline" in res.err  # TileLang's own per-pass report, passed through

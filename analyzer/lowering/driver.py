@@ -105,6 +105,9 @@ def run_worker(payload: dict, timeout: float, env: Optional[dict] = None) -> dic
     except subprocess.TimeoutExpired:
         return {"ok": False, "kind": "timeout", "error": f"lowering did not finish in {timeout:g} s (hang?)"}
     out = proc.stdout
+    if (env or {}).get("TL_LOWER_TRACE") in ("terminal", "both"):
+        # TileLang prints its per-pass IR diff to the worker's stdout: pass it on
+        sys.stderr.write(out.rsplit(MARKER, 1)[0] + proc.stderr)
     if MARKER in out:
         result = json.loads(out.rsplit(MARKER, 1)[1])
         if not result.get("ok"):
