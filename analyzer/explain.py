@@ -26,6 +26,13 @@ def explain_kernel(m: KernelModel) -> list[str]:
     for loop in m.pipelined_loops:
         out.append(f"  pipelined loop over {loop.var} (line {loop.node.span.line}): {loop.trip} iterations"
                    + (f", simulated {loop.simulated}" if loop.simulated != loop.trip else ""))
+    bpi = m.barriers_per_iteration()
+    if bpi is not None:
+        out.append(f"  __syncthreads per steady-state iteration: {bpi}")
+    wait = m.steady_wait()
+    if wait:
+        out.append(f"  steady-state cp_async_wait<{wait[0]}> with {wait[1]} commit group(s) per iteration: "
+                   f"{wait[0] // wait[1]} stage(s) in flight")
     roles = m.cp_async.barrier_roles
     in_loop = {id(e.node) for e in m.trace.all_events() if e.kind == "sync" and e.iteration}
     for node in m.cp_async.sync_nodes:

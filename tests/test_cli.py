@@ -112,6 +112,8 @@ def test_explain_says_what_each_barrier_orders(run_cli):
     assert res.code == 0
     lines = res.out.splitlines()
     assert any("in the loop): orders nothing (redundant)" in l for l in lines)
+    assert "  __syncthreads per steady-state iteration: 3" in lines  # gemv: one of the three is redundant
+    assert any("cp_async_wait<1> with 1 commit group(s) per iteration: 1 stage(s) in flight" in l for l in lines)
     assert any("orders WAR (read -> async copy) on A_shared" in l for l in lines)
     assert any("orders RAW (async copy -> read) on A_shared" in l for l in lines)
     assert any("mbarrier initialisation visible" in l for l in lines)

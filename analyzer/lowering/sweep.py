@@ -43,18 +43,7 @@ class LoweredVariant:
 
     def steady_wait(self) -> Optional[tuple[int, int]]:
         """(N of the first cp_async_wait<N> in a steady iteration, commits per iteration)."""
-        if self.model is None:
-            return None
-        events = self.model.trace.events[0] if self.model.trace.events else []
-        middle = _middle_iteration(events)
-        if middle is None:
-            return None
-        in_it = [e for e in events if e.iteration == middle]
-        waits = [e.value for e in in_it if e.kind == "wait" and e.value is not None]
-        commits = sum(1 for e in in_it if e.kind == "commit")
-        if not waits or not commits:
-            return None
-        return waits[0], commits
+        return self.model.steady_wait() if self.model is not None else None
 
     @property
     def in_flight(self) -> Optional[int]:
@@ -64,14 +53,7 @@ class LoweredVariant:
 
     @property
     def barriers_per_iteration(self) -> Optional[int]:
-        if self.model is None:
-            return None
-        counts = []
-        for events in self.model.trace.events:
-            middle = _middle_iteration(events)
-            if middle is not None:
-                counts.append(sum(1 for e in events if e.iteration == middle and e.kind == "sync"))
-        return max(counts) if counts else None
+        return self.model.barriers_per_iteration() if self.model is not None else None
 
     @property
     def dynamic_shared_bytes(self) -> Optional[int]:
@@ -112,12 +94,6 @@ class LoweredVariant:
                 static += size
         barriers = sum(8 * b.count for b in self.model.barriers.values())
         return dyn_end + static + barriers
-
-
-def _middle_iteration(events) -> Optional[tuple]:
-    its = sorted({e.iteration for e in events if e.iteration and len(e.iteration) == 1},
-                 key=lambda it: it[0][1])
-    return its[len(its) // 2] if its else None
 
 
 def _ir_bytes(shapes: dict, name: str) -> Optional[int]:

@@ -131,6 +131,32 @@ class KernelModel:
             return False
         return (a1 is None or b0 < a1) and (b1 is None or a0 < b1)
 
+    def _steady_iteration(self, events: list[Event]) -> Optional[tuple]:
+        """The middle iteration of the outermost pipelined loop: neither prologue- nor drain-like."""
+        its = sorted({e.iteration for e in events if e.iteration and len(e.iteration) == 1},
+                     key=lambda it: it[0][1])
+        return its[len(its) // 2] if its else None
+
+    def steady_wait(self) -> Optional[tuple[int, int]]:
+        """(N of the first cp_async_wait<N> in a steady iteration, commit groups per iteration)."""
+        events = self.trace.events[0] if self.trace.events else []
+        middle = self._steady_iteration(events)
+        if middle is None:
+            return None
+        in_it = [e for e in events if e.iteration == middle]
+        waits = [e.value for e in in_it if e.kind == "wait" and e.value is not None]
+        commits = sum(1 for e in in_it if e.kind == "commit")
+        return (waits[0], commits) if waits and commits else None
+
+    def barriers_per_iteration(self) -> Optional[int]:
+        """Block barriers one steady-state iteration executes (the most over roles)."""
+        counts = []
+        for events in self.trace.events:
+            middle = self._steady_iteration(events)
+            if middle is not None:
+                counts.append(sum(1 for e in events if e.iteration == middle and e.kind == "sync"))
+        return max(counts) if counts else None
+
     def shared_bytes(self) -> Optional[int]:
         """Static estimate of dynamic + static shared memory per block."""
         total = 0
