@@ -68,16 +68,25 @@ def explain_kernel(m: KernelModel) -> list[str]:
     return out
 
 
+def load_models(path: str) -> list[KernelModel]:
+    """Kernel models of one .cu file, for commands that take a single file (explain, diff)."""
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"path not found: {path}")
+    try:
+        parsed = parse(p.read_text(encoding="utf-8"))
+    except (CudaSyntaxError, UnicodeDecodeError) as err:
+        raise UsageError(f"{path}: cannot parse: {getattr(err, 'message', err)}") from None
+    models = [KernelModel(func, parsed.lines, parsed.registry) for func in parsed.unit.kernels()]
+    if not models:
+        raise UsageError(f"{path}: no __global__ kernel")
+    return models
+
+
 def cmd_explain(args, host) -> int:
     for path in args.paths:
-        p = Path(path)
-        if not p.is_file():
-            raise UsageError(f"path not found: {path}")
-        try:
-            parsed = parse(p.read_text(encoding="utf-8"))
-        except (CudaSyntaxError, UnicodeDecodeError) as err:
-            raise UsageError(f"{path}: cannot parse: {getattr(err, 'message', err)}") from None
+        models = load_models(path)
         print(f"{path}:")
-        for func in parsed.unit.kernels():
-            print("\n".join(explain_kernel(KernelModel(func, parsed.lines, parsed.registry))))
+        for model in models:
+            print("\n".join(explain_kernel(model)))
     return 0

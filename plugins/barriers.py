@@ -42,7 +42,6 @@ def pipelint_rules():
     return RULES
 
 
-
 @hookimpl
 def pipelint_check_kernel(kernel, parsed, path):
     out = []

@@ -58,7 +58,6 @@ def pipelint_check_kernel(kernel, parsed, path):
     return findings
 
 
-
 def _versions(kernel, buffer) -> int:
     st = kernel.stages.get(buffer)
     return st.versions if st else 1

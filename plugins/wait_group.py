@@ -45,7 +45,6 @@ def pipelint_rules():
     return RULES
 
 
-
 @hookimpl
 def pipelint_check_kernel(kernel, parsed, path):
     out = []

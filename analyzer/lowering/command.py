@@ -7,7 +7,6 @@ import tempfile
 from pathlib import Path
 
 from ..findings import Report, Severity
-from ..plugins import UsageError
 from .sweep import LoweredVariant
 
 
@@ -182,21 +181,9 @@ def _variant_dict(lv: LoweredVariant, finding_dict) -> dict:
 
 
 def cmd_diff(args, host) -> int:
-    from ..cuda import CudaSyntaxError, parse
-    from ..model import KernelModel
+    from ..explain import load_models
 
-    models = []
-    for path in (args.a, args.b):
-        if not Path(path).is_file():
-            raise UsageError(f"path not found: {path}")
-        try:
-            parsed = parse(Path(path).read_text(encoding="utf-8"))
-        except (CudaSyntaxError, UnicodeDecodeError) as err:
-            raise UsageError(f"{path}: cannot parse: {getattr(err, 'message', err)}") from None
-        kernels = parsed.unit.kernels()
-        if not kernels:
-            raise UsageError(f"{path}: no __global__ kernel")
-        models.append(KernelModel(kernels[0], parsed.lines))
+    models = [load_models(path)[0] for path in (args.a, args.b)]
     a, b = (LoweredVariant(m.name, "", 0, True, None, {}, model=m) for m in models)
     rows = [("fact", args.a, args.b)]
     rows.append(("kernel", a.kernel, b.kernel))
