@@ -11,7 +11,7 @@ import sys
 from typing import Optional, Sequence
 
 from . import __version__
-from .plugins import UsageError, load_plugins
+from .pluginhost import UsageError, load_plugins
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,7 +40,7 @@ def build_parser(host=None) -> argparse.ArgumentParser:
     rule.set_defaults(func=cmd_rule)
     explain = sub.add_parser("explain", help="print what the pipeline in each kernel became")
     explain.add_argument("paths", nargs="+", metavar="FILE.cu")
-    explain.set_defaults(func=lambda args, host: __import__("analyzer.explain", fromlist=["x"]).cmd_explain(args, host))
+    explain.set_defaults(func=lambda args, host: __import__("pipelint.explain", fromlist=["x"]).cmd_explain(args, host))
     plugins = sub.add_parser("plugins", help="list loaded plugins with versions")
     plugins.set_defaults(func=cmd_plugins)
     from .lowering.command import add_parsers

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .findings import Finding, Location, Report, Severity
-from .plugins import PluginHost, UsageError
+from .pluginhost import PluginHost, UsageError
 
 KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "per-kernel-ignores", "severity",
         "fail-on", "max-file-size", "jobs"}

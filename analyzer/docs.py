@@ -5,7 +5,15 @@ from pathlib import Path
 
 from .findings import Rule
 
-DOCS_DIR = Path(__file__).resolve().parent.parent / "docs" / "rules"
+
+def _docs_dir() -> Path:
+    """Installed: the pages ship as `pipelint/rule_docs`; from a checkout: `docs/rules`."""
+    here = Path(__file__).resolve().parent
+    installed = here / "rule_docs"
+    return installed if installed.is_dir() else here.parent / "docs" / "rules"
+
+
+DOCS_DIR = _docs_dir()
 DOCS_URL = "https://github.com/pipelint/pipelint/blob/main/docs/rules/{id}.md"
 
 

@@ -15,7 +15,7 @@ from typing import Iterable, Optional, Sequence
 from .core_rules import NO_KERNEL, PARSE_ERROR, UNREADABLE
 from .cuda import CudaSyntaxError, parse
 from .findings import FileResult, Finding, Location, Report, ToolError
-from .plugins import PluginHost, UsageError, load_plugins
+from .pluginhost import PluginHost, UsageError, load_plugins
 
 SUFFIXES = (".cu", ".cuh")
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024

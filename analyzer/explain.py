@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .cuda import CudaSyntaxError, parse
 from .model import KernelModel
-from .plugins import UsageError
+from .pluginhost import UsageError
 
 _KIND = {"raw-unsynced": "RAW (async copy -> read)", "war-unsynced": "WAR (read -> async copy)",
          "raw-plain": "RAW (store -> read)", "war-plain": "WAR (read -> store)"}

@@ -1,7 +1,7 @@
 """pipelint's hook specifications, grouped by the phase in which they run.
 
 Built-in checks in `plugins/` and third-party packages implement these with
-`@analyzer.hookimpl` and register through the entry-point group `pipelint`.
+`@pipelint.hookimpl` and register through the entry-point group `pipelint`.
 """
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def pipelint_check_file(parsed: "ParsedFile", path: str) -> "Iterable[Finding]":
 def pipelint_check_variants(variants: "list") -> "Iterable[Finding]":
     """Check the variants of one kernel that `pipelint lower` produced, together.
 
-    :param variants: `analyzer.lowering.sweep.LoweredVariant` objects, one per
+    :param variants: `pipelint.lowering.sweep.LoweredVariant` objects, one per
         (arch, num_stages): the planner's IR facts, the dumped CUDA path, and
         the kernel model of the generated CUDA (None when lowering failed).
 

@@ -54,9 +54,9 @@ def timed(cmd: list[str], repeat: int) -> float:
 
 def in_process(files: list[str]) -> tuple[float, float]:
     sys.path.insert(0, str(ROOT))
-    from analyzer.cuda import parse
-    from analyzer.engine import CheckOptions, run_check
-    from analyzer.plugins import load_plugins
+    from pipelint.cuda import parse
+    from pipelint.engine import CheckOptions, run_check
+    from pipelint.pluginhost import load_plugins
 
     texts = [Path(f).read_text() for f in files]
     parse(texts[0])
@@ -77,7 +77,7 @@ def main() -> int:
     files = corpus()
     mb = sum(os.path.getsize(f) for f in files) / 2**20
     cores = os.cpu_count() or 1
-    exe = [sys.executable, "-m", "analyzer.cli", "check", "--format", "json", "-o", os.devnull]
+    exe = [sys.executable, "-m", "pipelint.cli", "check", "--format", "json", "-o", os.devnull]
     ts = timed([sys.executable, "-c", TREE_SITTER, *files], args.repeat)
     one = timed([*exe, "--jobs", "1", *files], args.repeat)
     many = timed([*exe, "--jobs", str(cores), *files], args.repeat)

@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from analyzer.engine import CheckOptions, run_check  # noqa: E402
-from analyzer.plugins import load_plugins  # noqa: E402
+from pipelint.engine import CheckOptions, run_check  # noqa: E402
+from pipelint.pluginhost import load_plugins  # noqa: E402
 from mutants import mutate  # noqa: E402
 
 KERNELS = ROOT / "tests" / "fixtures" / "kernels"

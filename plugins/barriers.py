@@ -8,9 +8,9 @@ barrier only some threads reach is a hang.
 """
 from __future__ import annotations
 
-from analyzer import hookimpl
-from analyzer.checks import make_finding, rules_by_id
-from analyzer.findings import Rule, Severity
+from pipelint import hookimpl
+from pipelint.checks import make_finding, rules_by_id
+from pipelint.findings import Rule, Severity
 
 RULES = (
     Rule("missing-barrier", "MissingBarrier",

@@ -22,8 +22,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
-from analyzer import hookimpl
-from plugins.bench_analysis import DEFAULT_TOLERANCE, annotate, config_label, plot, render_table
+from pipelint import hookimpl
+from pipelint.plugins.bench_analysis import DEFAULT_TOLERANCE, annotate, config_label, plot, render_table
 
 SMEM_WORDS = ("shared memory", "shared data", "smem", "cudaFuncSetAttribute", "too many resources")
 
@@ -54,7 +54,7 @@ def pipelint_add_commands(subparsers):
 
 
 def cmd_bench(args, host) -> int:
-    from analyzer.plugins import UsageError
+    from pipelint.pluginhost import UsageError
 
     if args.from_json:
         try:
@@ -90,7 +90,7 @@ def _gpu() -> Optional[str]:
 
 
 def parse_config(text: str) -> dict[str, Any]:
-    from analyzer.lowering.driver import parse_params
+    from pipelint.lowering.driver import parse_params
 
     return parse_params([item for item in text.split(",") if item]) if text else {}
 
@@ -111,7 +111,7 @@ def compiled_dyn_smem(kernel, recompile) -> tuple[Optional[int], str]:
     A kernel served from TileLang's cache may come without its device IRModule;
     then the variant is compiled once more with the cache off to read it.
     """
-    from analyzer.lowering.worker import dyn_shared_bytes
+    from pipelint.lowering.worker import dyn_shared_bytes
 
     for where, holder in (("artifact", getattr(kernel, "artifact", None)),
                           ("adapter", getattr(kernel, "adapter", None))):
@@ -134,7 +134,7 @@ def compiled_dyn_smem(kernel, recompile) -> tuple[Optional[int], str]:
 def _compile(file: str, name: Optional[str], kwargs: dict, stages: int, out_idx: int):
     import tilelang
 
-    from analyzer.lowering import worker
+    from pipelint.lowering import worker
 
     module = worker.load_module(file)
     _, obj, kind = worker.find_kernel(module, file, name)
@@ -165,9 +165,9 @@ def _static_side(args, host, ref, arch: str, params: dict, stages: list[int]) ->
     """`pipelint lower` for the same variants: facts, estimate, findings (CPU, cached)."""
     import tempfile
 
-    from analyzer.findings import Report
-    from analyzer.lowering.command import analyze_variants
-    from analyzer.lowering.driver import lower_variants
+    from pipelint.findings import Report
+    from pipelint.lowering.command import analyze_variants
+    from pipelint.lowering.driver import lower_variants
 
     info, variants = lower_variants(ref, [arch], stages, params, jobs=args.jobs)
     report = Report()
@@ -200,7 +200,7 @@ def _time(profiler, func=None, args=None) -> tuple[float, float, list[float]]:
 def measure(args, host) -> dict:
     import torch
 
-    from analyzer.lowering.driver import KernelRef, parse_params, tilelang_version
+    from pipelint.lowering.driver import KernelRef, parse_params, tilelang_version
     ref = KernelRef.parse(args.kernel)
     base = parse_params(args.param)
     configs = [parse_config(c) for c in args.config] or [{}]

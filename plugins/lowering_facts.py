@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from analyzer import hookimpl
-from analyzer.checks import rules_by_id
-from analyzer.findings import Finding, Location, Rule, Severity
+from pipelint import hookimpl
+from pipelint.checks import rules_by_id
+from pipelint.findings import Finding, Location, Rule, Severity
 
 SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_87": 163 * 1024, "sm_89": 99 * 1024,
               "sm_90": 227 * 1024, "sm_90a": 227 * 1024, "sm_100": 227 * 1024, "sm_100a": 227 * 1024,

@@ -8,9 +8,9 @@ load race with the reads of the slot it overwrites.
 """
 from __future__ import annotations
 
-from analyzer import hookimpl
-from analyzer.checks import make_finding, rules_by_id
-from analyzer.findings import Rule, Severity
+from pipelint import hookimpl
+from pipelint.checks import make_finding, rules_by_id
+from pipelint.findings import Rule, Severity
 
 RULES = (
     Rule("mbarrier-arrival-count", "MBarrierArrivalCount",

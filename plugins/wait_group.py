@@ -7,9 +7,9 @@ drains the pipeline every iteration and the copy/compute overlap is gone.
 """
 from __future__ import annotations
 
-from analyzer import hookimpl
-from analyzer.checks import make_finding, rules_by_id
-from analyzer.findings import Rule, Severity
+from pipelint import hookimpl
+from pipelint.checks import make_finding, rules_by_id
+from pipelint.findings import Rule, Severity
 
 RULES = (
     Rule("wait-too-shallow", "WaitTooShallow",

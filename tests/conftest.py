@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.cli import main
+from pipelint.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = ROOT / "tests" / "fixtures" / "kernels"

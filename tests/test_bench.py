@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import ROOT
-from plugins.bench_analysis import agreement, annotate, explain, knee, render_table
+from pipelint.plugins.bench_analysis import agreement, annotate, explain, knee, render_table
 
 GEMM = ROOT / "docs" / "bench" / "gemm_8192.json"
 GEMV = ROOT / "docs" / "bench" / "gemv_16384.json"
@@ -73,9 +73,9 @@ def test_static_side_of_a_bench_variant_runs_on_cpu(tmp_path, monkeypatch):
     """What bench puts beside each measurement comes from compile-only lowering (no GPU)."""
     import argparse
 
-    from analyzer.lowering.driver import KernelRef
-    from analyzer.plugins import load_plugins
-    from plugins.bench import _static_side
+    from pipelint.lowering.driver import KernelRef
+    from pipelint.pluginhost import load_plugins
+    from pipelint.plugins.bench import _static_side
 
     monkeypatch.setenv("PIPELINT_CACHE_DIR", str(tmp_path))
     facts = _static_side(argparse.Namespace(jobs=2), load_plugins(), KernelRef(str(ROOT / "examples" / "gemm.py"), "matmul"),

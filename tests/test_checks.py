@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.engine import CheckOptions, run_check
-from analyzer.plugins import load_plugins
+from pipelint.engine import CheckOptions, run_check
+from pipelint.pluginhost import load_plugins
 from conftest import ALL_KERNELS
 from mutants.mutate import OPERATORS
 

@@ -93,7 +93,7 @@ def test_usage_errors_exit_two(run_cli, tmp_path):
 
 def test_console_script_runs_without_tilelang_or_torch():
     code = ("import sys, runpy; sys.argv=['pipelint','check',%r]\n"
-            "try:\n runpy.run_module('analyzer.cli', run_name='__main__')\n"
+            "try:\n runpy.run_module('pipelint.cli', run_name='__main__')\n"
             "except SystemExit as e: code=e.code\n"
             "bad=[m for m in ('tilelang','torch','tvm') if m in sys.modules]\n"
             "print('IMPORTED', bad); sys.exit(code)") % str(CLEAN)

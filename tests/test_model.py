@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.cuda import parse
-from analyzer.cuda import ast as A
-from analyzer.model import KernelModel
-from analyzer.model.evaluate import evaluate
-from analyzer.model.trace import Role, elect_count
+from pipelint.cuda import parse
+from pipelint.cuda import ast as A
+from pipelint.model import KernelModel
+from pipelint.model.evaluate import evaluate
+from pipelint.model.trace import Role, elect_count
 from conftest import fixture
 
 
@@ -116,8 +116,8 @@ def test_phase_counter_bugs_are_found():
 
 
 def test_tma_slot_layout_estimate_is_checked_against_descriptor_boxes():
-    from analyzer.lowering.sweep import LoweredVariant
-    from plugins.lowering_facts import _tma_boxes
+    from pipelint.lowering.sweep import LoweredVariant
+    from pipelint.plugins.lowering_facts import _tma_boxes
 
     m = model("gemm_f16_sm_90_s3.cu")
     exact = {"A_desc": 128 * 32 * 2, "B_desc": 32 * 64 * 2}  # what TileLang's host code says

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.cuda import CudaSyntaxError, parse
-from analyzer.cuda import ast as A
+from pipelint.cuda import CudaSyntaxError, parse
+from pipelint.cuda import ast as A
 from conftest import ALL_KERNELS, HANDWRITTEN, KERNELS
 
 
@@ -114,7 +114,7 @@ def test_syntax_errors_report_position_and_expectation(src, line):
 
 def test_pure_python_lark_and_lark_cython_build_the_same_ast():
     """The `fast` extra only swaps Lark's parser loop; the AST must not change."""
-    from analyzer.cuda.parser import _Parser
+    from pipelint.cuda.parser import _Parser
 
     pure = _Parser(fast=False)
     assert not pure.fast

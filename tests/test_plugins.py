@@ -5,11 +5,11 @@ import types
 
 import pytest
 
-import analyzer.cli as cli
-from analyzer import hookimpl
-from analyzer.engine import CheckOptions, run_check
-from analyzer.findings import Rule, Severity
-from analyzer.plugins import UsageError, load_plugins
+import pipelint.cli as cli
+from pipelint import hookimpl
+from pipelint.engine import CheckOptions, run_check
+from pipelint.findings import Rule, Severity
+from pipelint.pluginhost import UsageError, load_plugins
 from conftest import fixture
 from mutants.mutate import drop_barrier_after_wait
 
@@ -67,7 +67,7 @@ def test_disable_plugin_by_flag_and_environment(run_cli, monkeypatch, tmp_path):
 
 
 def test_plugin_that_fails_to_import_is_reported_and_the_run_goes_on(run_cli, monkeypatch):
-    import analyzer.plugins as plugins
+    import pipelint.pluginhost as plugins
 
     class BrokenEntryPoint:
         name, group, dist = "broken-plugin", "pipelint", None
@@ -86,7 +86,7 @@ def test_plugin_that_fails_to_import_is_reported_and_the_run_goes_on(run_cli, mo
 
 
 def test_builtins_are_registered_once_from_pyproject():
-    from analyzer.plugins import builtin_plugins
+    from pipelint.pluginhost import builtin_plugins
 
     names = builtin_plugins()
     assert {"version-dimension", "wait-group", "barriers", "tma-barriers", "lowering-facts", "bench"} <= set(names)

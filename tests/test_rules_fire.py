@@ -5,13 +5,13 @@ import importlib.util
 
 import pytest
 
-from analyzer.cuda import parse
-from analyzer.engine import CheckOptions, run_check
-from analyzer.lowering.sweep import LoweredVariant
-from analyzer.model import KernelModel
-from analyzer.plugins import load_plugins
+from pipelint.cuda import parse
+from pipelint.engine import CheckOptions, run_check
+from pipelint.lowering.sweep import LoweredVariant
+from pipelint.model import KernelModel
+from pipelint.pluginhost import load_plugins
 from conftest import ROOT, fixture
-from plugins.lowering_facts import _budget, _ir_vs_cuda, _planner, _trends
+from pipelint.plugins.lowering_facts import _budget, _ir_vs_cuda, _planner, _trends
 
 HOST = load_plugins()
 

@@ -94,7 +94,7 @@ def _window_hash(text: str, start: int) -> str:
 
 
 def test_line_hash_matches_githubs_algorithm():
-    from analyzer.fingerprint import line_hashes
+    from pipelint.fingerprint import line_hashes
 
     text = "__syncthreads();\n  tl::cp_async_wait<2>();\nx = 1;\nx = 1;\n"
     hashes = line_hashes(text)
@@ -106,10 +106,10 @@ def test_line_hash_matches_githubs_algorithm():
 
 
 def test_tool_errors_mark_execution_unsuccessful(run_cli, workdir, monkeypatch, schema):
-    import analyzer.cli as cli
+    import pipelint.cli as cli
     import types
 
-    from analyzer import hookimpl
+    from pipelint import hookimpl
 
     mod = types.ModuleType("crasher")
     mod.pipelint_check_kernel = hookimpl(lambda kernel, parsed, path: 1 / 0)
@@ -237,7 +237,7 @@ def test_baseline_write_then_report_only_new(run_cli, workdir):
 
 
 def test_every_builtin_rule_has_a_documentation_page_and_rule_prints_it(run_cli):
-    from analyzer.plugins import load_plugins
+    from pipelint.pluginhost import load_plugins
 
     host = load_plugins()
     builtin = [r for r, p in host.rule_plugin.items() if p in ("pipelint", "version-dimension", "wait-group",
@@ -253,9 +253,9 @@ def test_every_builtin_rule_has_a_documentation_page_and_rule_prints_it(run_cli)
 
 
 def test_sarif_respects_githubs_result_limit(monkeypatch, schema):
-    import analyzer.report.sarif as sarif
-    from analyzer.findings import Finding, Location, Report, Severity
-    from analyzer.plugins import load_plugins
+    import pipelint.report.sarif as sarif
+    from pipelint.findings import Finding, Location, Report, Severity
+    from pipelint.pluginhost import load_plugins
 
     host = load_plugins()
     monkeypatch.setattr(sarif, "MAX_RESULTS", 50)

@@ -85,7 +85,7 @@ class _TokenFeed:
 class _Parser:
     def __init__(self, fast: bool = True) -> None:
         self.builder = AstBuilder()
-        grammar = resources.files("grammars").joinpath("cuda.lark").read_text(encoding="utf-8")
+        grammar = resources.files("pipelint.grammars").joinpath("cuda.lark").read_text(encoding="utf-8")
         options = (_fast_options() if fast else None) or {"lexer": FastLexer}
         self.fast = "_plugins" in options
         self.lark = Lark(grammar, parser="lalr", transformer=self.builder, maybe_placeholders=False,

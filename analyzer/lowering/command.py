@@ -115,7 +115,7 @@ def render_lower(fmt, kernel, ref, info, lowered, report, host, args) -> str:
 
     if fmt == "json":
         doc = {
-            "tool": {"name": "pipelint", "version": __import__("analyzer").__version__},
+            "tool": {"name": "pipelint", "version": __import__("pipelint").__version__},
             "kernel": {"file": ref.file, "name": kernel, "tilelang": info.get("tilelang")},
             "variants": [_variant_dict(lv, finding_dict) for lv in lowered],
             "findings": [finding_dict(f) for f in report.sorted_findings()],

@@ -1,6 +1,6 @@
 """Sweep (arch, num_stages) variants of one kernel through worker processes, with a cache.
 
-Each variant is one `python -m analyzer.lowering.worker` process with a
+Each variant is one `python -m pipelint.lowering.worker` process with a
 timeout, run in parallel up to `jobs`; a failure, hang or crash becomes that
 variant's error, never the run's.  Results are cached on disk under a key of
 the kernel file's content, the kernel name, parameters, target, num_stages,
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .. import __version__
-from ..plugins import UsageError
+from ..pluginhost import UsageError
 
 KNOWN_ARCHS = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100",
                "sm_100a", "sm_101", "sm_103", "sm_120")
@@ -95,7 +95,7 @@ def parse_params(items: list[str]) -> dict[str, Any]:
 
 def run_worker(payload: dict, timeout: float, env: Optional[dict] = None) -> dict:
     """Run one worker process; crashes and timeouts come back as error results."""
-    cmd = [sys.executable, "-m", "analyzer.lowering.worker"]
+    cmd = [sys.executable, "-m", "pipelint.lowering.worker"]
     root = str(Path(__file__).resolve().parents[2])
     penv = dict(os.environ, **(env or {}))
     penv["PYTHONPATH"] = root + os.pathsep + penv.get("PYTHONPATH", "")

@@ -8,9 +8,9 @@ events (inside pipelined loops only) and reports each narrow copy once.
 """
 from __future__ import annotations
 
-from analyzer import hookimpl
-from analyzer.checks import make_finding
-from analyzer.findings import Rule, Severity
+from pipelint import hookimpl
+from pipelint.checks import make_finding
+from pipelint.findings import Rule, Severity
 
 NARROW = Rule(
     "narrow-cp-async", "NarrowCpAsync", "cp.async copy narrower than 16 bytes in a pipelined loop",

@@ -44,7 +44,7 @@ def narrow_kernel(tmp_path_factory) -> Path:
 
 
 def _pipelint(py: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(py), "-m", "analyzer.cli", *args], capture_output=True, text=True, cwd=ROOT)
+    return subprocess.run([str(py), "-m", "pipelint.cli", *args], capture_output=True, text=True, cwd=ROOT)
 
 
 def test_plugin_is_listed_with_its_version(plugin_python):
