@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
@@ -98,10 +98,51 @@ def analyze_source(path: str, source: str, host: PluginHost):
                                     path=path, plugin="pipelint"))
             continue
         models.append(model)
-        f, e = host.check_kernel(model, parsed, path)
+        f, e = check_kernel_all_trips(model, parsed, path, host)
         findings.extend(f)
         errors.extend(e)
     return FileResult(path, True, tuple(k.name for k in kernels)), findings, errors, models
+
+
+def check_kernel_all_trips(model, parsed, path: str, host: PluginHost) -> tuple[list[Finding], list[ToolError]]:
+    """Check a kernel for every trip count its run-time-bound loops can have.
+
+    A kernel whose pipelined loop runs `(seq_len + 63) >> 6` times is
+    simulated once per scenario trip count (`KernelModel.trip_scenarios`); a
+    finding that holds for only some counts says for which, so "unknown" never
+    becomes an error and a real one-iteration bug is still reported.
+    """
+    trips = model.trip_scenarios()
+    if not trips:
+        return host.check_kernel(model, parsed, path)
+    per_trip: dict[tuple, dict[int, Finding]] = {}
+    errors: list[ToolError] = []
+    for trip in trips:
+        scenario = model if trip == model.runtime_trip else model.with_trip(trip)
+        found, errs = host.check_kernel(scenario, parsed, path)
+        errors.extend(e for e in errs if e not in errors)
+        for f in found:
+            loc = f.location
+            per_trip.setdefault((f.rule, loc.line, loc.column), {}).setdefault(trip, f)
+    out = []
+    for by_trip in per_trip.values():
+        first = next(iter(by_trip.values()))
+        if len(by_trip) == len(trips):
+            out.append(first)
+        else:
+            out.append(replace(first, message=f"{first.message} (only when the run-time-bound loop "
+                                              f"runs {describe_counts(sorted(by_trip), trips)})"))
+    return out, errors
+
+
+def describe_counts(counts: list[int], simulated: list[int]) -> str:
+    """`exactly 1 iteration`, `0 or 2 iterations`, `3 or more iterations` (of those simulated)."""
+    if len(counts) == 1:
+        return f"exactly {counts[0]} iteration{'s' if counts[0] != 1 else ''}"
+    tail = [n for n in simulated if n >= counts[0]]
+    if counts == tail:
+        return f"{counts[0]} or more iterations"
+    return ", ".join(map(str, counts[:-1])) + f" or {counts[-1]} iterations"
 
 
 def check_file(path: str, host: PluginHost, max_bytes: int) -> tuple[FileResult, list[Finding], list[ToolError]]:

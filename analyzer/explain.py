@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .cuda import CudaSyntaxError, parse
 from .model import KernelModel
+from .model.intrinsics import EventKind as K
 from .pluginhost import UsageError
 
 _KIND = {"raw-unsynced": "RAW (async copy -> read)", "war-unsynced": "WAR (read -> async copy)",
@@ -34,7 +35,7 @@ def explain_kernel(m: KernelModel) -> list[str]:
         out.append(f"  steady-state cp_async_wait<{wait[0]}> with {wait[1]} commit group(s) per iteration: "
                    f"{wait[0] // wait[1]} stage(s) in flight")
     roles = m.cp_async.barrier_roles
-    in_loop = {id(e.node) for e in m.trace.all_events() if e.kind == "sync" and e.iteration}
+    in_loop = {id(e.node) for e in m.trace.all_events() if e.kind == K.SYNC and e.iteration}
     for node in m.cp_async.sync_nodes:
         where = "in the loop" if id(node) in in_loop else "outside the loop"
         hazards = roles.get(id(node))
@@ -43,7 +44,7 @@ def explain_kernel(m: KernelModel) -> list[str]:
             continue
         seen = []
         for h in hazards.values():
-            if h.first.kind == "mbar_init":
+            if h.first.kind == K.MBAR_INIT:
                 text = "mbarrier initialisation visible to every thread before first use"
             else:
                 text = (f"{_KIND.get(h.kind, h.kind)} on {h.buffer or h.first.buffer} slot {h.slot}: "
@@ -57,7 +58,7 @@ def explain_kernel(m: KernelModel) -> list[str]:
     if m.barriers:
         inits = {}
         for ev in m.trace.all_events():
-            if ev.kind == "mbar_init" and ev.barrier:
+            if ev.kind == K.MBAR_INIT and ev.barrier:
                 inits.setdefault(ev.barrier, ev.value)
         for name, arr in m.barriers.items():
             counts = ", ".join(f"[{i}]={c}" for (n, i), c in sorted(inits.items()) if n == name)

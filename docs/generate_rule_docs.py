@@ -79,6 +79,20 @@ WHY = {
     "no-kernel": "A dump without a `__global__` body (a header, a host stub) has no pipeline to check.",
     "unused-suppression": "A suppression that matches nothing hides nothing today and may hide a real finding "
                           "tomorrow.",
+    "unknown-intrinsic": "A linter that silently skips what it does not understand gives a clean report on a "
+                         "kernel it never checked. Naming the call says exactly where the analysis has a hole.",
+    "mbarrier-not-analyzed": "2-CTA (cluster) kernels complete mbarrier phases from both CTAs; simulating one CTA "
+                             "would turn every peer arrival into a false hang. The note records what was not "
+                             "checked instead of guessing.",
+}
+# Rules that say what pipelint could not analyse: how they show up.
+COVERAGE = {
+    "unknown-intrinsic": "A `tl::` call with a shared-memory pointer argument (or a name that says it "
+                         "synchronises) that `pipelint/model/intrinsics.py` does not list:\n\n```\n"
+                         "k.cu:88:7: note[unknown-intrinsic] tl::my_copy is not in pipelint's intrinsics table: "
+                         "its effect on shared memory and barriers is not modelled\n```",
+    "mbarrier-not-analyzed": "On TileLang's 2-CTA tcgen05 GEMMs (`T.gemm(..., use_2cta=True)` on sm_100), where "
+                             "`loaded[k].arrive(0u)` arrives on CTA 0's barrier from both CTAs.",
 }
 # Rules without a planted mutant: the lines of correct TileLang output the rule verifies.
 VERIFIED = {
@@ -135,12 +149,14 @@ def main() -> int:
     for rule in sorted(host.rules.values(), key=lambda r: r.id):
         plugin = host.rule_plugin[rule.id]
         if plugin not in ("pipelint", "version-dimension", "wait-group", "barriers", "tma-barriers",
-                          "lowering-facts"):
+                          "lowering-facts", "coverage"):
             continue
         if rule.id in mutants:
             example = mutant_example(host, mutants[rule.id])
         elif rule.id in VERIFIED:
             example = verified_example(rule.id)
+        elif rule.id in COVERAGE:
+            example = COVERAGE[rule.id]
         elif rule.id == "planner-stages":
             example = "The seed document's experiment, which this rule generalises:\n\n" + SEED
         else:

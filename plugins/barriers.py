@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pipelint import hookimpl
 from pipelint.checks import make_finding, rules_by_id
+from pipelint.model.intrinsics import EventKind as K
+from pipelint.model.intrinsics import HazardKind as H
 from pipelint.findings import Rule, Severity
 
 RULES = (
@@ -46,7 +48,7 @@ def pipelint_rules():
 def pipelint_check_kernel(kernel, parsed, path):
     out = []
     for h in kernel.cp_async.hazards:
-        if h.kind == "raw-unsynced":
+        if h.kind == H.RAW_UNSYNCED:
             related = [(h.first.node, f"async copy into {h.buffer} slot {h.slot}")]
             if h.wait is not None:
                 related.insert(0, (h.wait.node, "the wait that completes the copy"))
@@ -55,7 +57,7 @@ def pipelint_check_kernel(kernel, parsed, path):
                 f"RAW on {h.buffer} slot {h.slot}: read (iteration {h.second.where}) with no "
                 f"__syncthreads after the cp.async wait, so other threads' copies may not be visible",
                 related))
-        elif h.kind == "war-unsynced":
+        elif h.kind == H.WAR_UNSYNCED:
             out.append(make_finding(
                 _R["missing-barrier"], path, kernel, h.second.node,
                 f"WAR on {h.buffer} slot {h.slot}: cp.async (iteration {h.second.where}) overwrites "
@@ -72,7 +74,7 @@ def _divergent(kernel, path):
     nodes = {}
     guarded = set()
     for ev in kernel.trace.all_events():
-        if ev.kind == "sync":
+        if ev.kind == K.SYNC:
             reached.setdefault(id(ev.node), set()).add(ev.role)
             nodes[id(ev.node)] = ev.node
             if ev.guarded:
@@ -90,7 +92,7 @@ def _divergent(kernel, path):
 
 
 def _redundant(kernel, path, skip):
-    in_loop = {id(ev.node) for ev in kernel.trace.all_events() if ev.kind == "sync" and ev.iteration}
+    in_loop = {id(ev.node) for ev in kernel.trace.all_events() if ev.kind == K.SYNC and ev.iteration}
     out = []
     for node in kernel.cp_async.redundant_barriers():
         if (node.span.line, node.span.column) in skip:

@@ -20,6 +20,7 @@ from collections import defaultdict
 
 from pipelint import hookimpl
 from pipelint.checks import rules_by_id
+from pipelint.model.intrinsics import EventKind as K
 from pipelint.findings import Finding, Location, Rule, Severity
 
 SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_87": 163 * 1024, "sm_89": 99 * 1024,
@@ -148,7 +149,7 @@ def _tma_boxes(v):
     estimates = v.model.mbarrier.tma_bytes
     out, seen = [], set()
     for ev in v.model.trace.all_events():
-        if ev.kind != "tma_load" or not ev.node.args:
+        if ev.kind != K.TMA_LOAD or not ev.node.args:
             continue
         desc = ev.node.args[0]
         name = desc.ident if hasattr(desc, "ident") else None

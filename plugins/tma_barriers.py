@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pipelint import hookimpl
 from pipelint.checks import make_finding, rules_by_id
+from pipelint.model.intrinsics import EventKind as K
+from pipelint.model.intrinsics import IssueKind as I
 from pipelint.findings import Rule, Severity
 
 RULES = (
@@ -51,6 +53,13 @@ RULES = (
          "`fence.proxy.async` orders the two after the writes.", Severity.ERROR,
          "Emit `tl::fence_proxy_async()` after the writes (and the barrier that gathers them) and "
          "before `tl::tma_store`.", ("correctness", "tma")),
+    Rule("mbarrier-not-analyzed", "MBarrierNotAnalyzed",
+         "mbarrier protocol shared across the CTAs of a cluster is not checked",
+         "Remote arrivals (`bar.arrive(cta_id)`), 2-CTA tcgen05 commits and multicast or 2-SM "
+         "TMA loads complete phases from other CTAs of the cluster; pipelint simulates one CTA, "
+         "so it assumes those barriers' counts, bytes and parities hold instead of guessing.",
+         Severity.NOTE, "Nothing to fix: review cluster-scope barriers by hand or run "
+         "compute-sanitizer synccheck.", ("coverage", "mbarrier")),
     Rule("mbarrier-init-fence", "MBarrierInitFence",
          "mbarrier used before fence_barrier_init and a block barrier",
          "mbarrier initialisation must be made visible to the async proxy "
@@ -60,14 +69,15 @@ RULES = (
 )
 _R = rules_by_id(RULES)
 _KIND_RULE = {
-    "arrival-count": "mbarrier-arrival-count",
-    "tx-bytes": "mbarrier-tx-bytes",
-    "deadlock": "mbarrier-deadlock",
-    "raw": "tma-read-before-wait",
-    "war-unreleased": "mbarrier-release",
-    "war-unobserved": "mbarrier-release",
-    "war-unconsumed": "mbarrier-release",
-    "init-fence": "mbarrier-init-fence",
+    I.ARRIVAL_COUNT: "mbarrier-arrival-count",
+    I.TX_BYTES: "mbarrier-tx-bytes",
+    I.DEADLOCK: "mbarrier-deadlock",
+    I.RAW: "tma-read-before-wait",
+    I.WAR_UNRELEASED: "mbarrier-release",
+    I.WAR_UNOBSERVED: "mbarrier-release",
+    I.WAR_UNCONSUMED: "mbarrier-release",
+    I.INIT_FENCE: "mbarrier-init-fence",
+    I.UNANALYZED: "mbarrier-not-analyzed",
 }
 
 
@@ -90,11 +100,11 @@ def _store_fences(kernel, path):
     for events in kernel.trace.events:
         unfenced: dict[str, object] = {}
         for ev in events:
-            if ev.kind == "fence_proxy":
+            if ev.kind == K.FENCE_PROXY:
                 unfenced.clear()
-            elif ev.kind == "smem" and ev.access == "write" and not ev.possible and ev.buffer:
+            elif ev.kind == K.SMEM and ev.access == "write" and not ev.possible and ev.buffer:
                 unfenced[ev.buffer] = ev
-            elif ev.kind == "tma_store" and ev.buffer in unfenced and id(ev.node) not in seen:
+            elif ev.kind == K.TMA_STORE and ev.buffer in unfenced and id(ev.node) not in seen:
                 seen.add(id(ev.node))
                 write = unfenced[ev.buffer]
                 out.append(make_finding(

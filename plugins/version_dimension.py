@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pipelint import hookimpl
 from pipelint.checks import make_finding, rules_by_id
+from pipelint.model.intrinsics import HazardKind as H
 from pipelint.findings import Rule, Severity
 
 RULES = (
@@ -46,7 +47,7 @@ def pipelint_rules():
 def pipelint_check_kernel(kernel, parsed, path):
     findings = []
     for h in kernel.cp_async.hazards:
-        if h.kind == "overwrite-unconsumed":
+        if h.kind == H.OVERWRITE_UNCONSUMED:
             findings.append(make_finding(
                 _R["version-overwrite"], path, kernel, h.second.node,
                 f"cp.async overwrites {h.buffer} slot {h.slot} (iteration {h.second.where}) before the "

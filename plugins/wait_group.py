@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pipelint import hookimpl
 from pipelint.checks import make_finding, rules_by_id
+from pipelint.model.intrinsics import HazardKind as H
 from pipelint.findings import Rule, Severity
 
 RULES = (
@@ -50,7 +51,7 @@ def pipelint_check_kernel(kernel, parsed, path):
     out = []
     uncommitted_reported = set()
     for h in kernel.cp_async.hazards:
-        if h.kind == "raw-incomplete" and h.wait is not None:
+        if h.kind == H.RAW_INCOMPLETE and h.wait is not None:
             out.append(make_finding(
                 _R["wait-too-shallow"], path, kernel, h.wait.node,
                 f"cp_async_wait<{h.wait.value}> leaves {h.groups_in_flight} group(s) in flight, "
@@ -59,21 +60,21 @@ def pipelint_check_kernel(kernel, parsed, path):
                 [(h.second.node, f"read of {h.buffer} slot {h.slot}"),
                  (h.first.node, f"copy into {h.buffer} slot {h.slot} (group {h.group})")]
                 + ([(h.commit.node, f"commit that closes group {h.group}")] if h.commit else [])))
-        elif h.kind == "raw-incomplete":
+        elif h.kind == H.RAW_INCOMPLETE:
             out.append(make_finding(
                 _R["wait-too-shallow"], path, kernel, h.second.node,
                 f"{h.buffer} slot {h.slot} is read with no cp_async_wait covering group {h.group}",
                 [(h.first.node, "the copy into this slot")]))
-        elif h.kind in ("raw-uncommitted", "exit-uncommitted") and id(h.first.node) not in uncommitted_reported:
+        elif h.kind in (H.RAW_UNCOMMITTED, H.EXIT_UNCOMMITTED) and id(h.first.node) not in uncommitted_reported:
             uncommitted_reported.add(id(h.first.node))
-            tail = ("it is read" if h.kind == "raw-uncommitted" else "the kernel ends")
+            tail = ("it is read" if h.kind == H.RAW_UNCOMMITTED else "the kernel ends")
             out.append(make_finding(
                 _R["uncommitted-copy"], path, kernel, h.first.node,
                 f"cp.async into {h.first.buffer} (iteration {h.first.where}) is never committed "
                 f"before {tail}", [(h.second.node, "read of the copied data")]
-                if h.kind == "raw-uncommitted" else []))
-        elif h.kind in ("drain", "exit-in-flight"):
-            what = "the kernel ends" if h.kind == "exit-in-flight" else "the same bytes are written"
+                if h.kind == H.RAW_UNCOMMITTED else []))
+        elif h.kind in (H.DRAIN, H.EXIT_IN_FLIGHT):
+            what = "the kernel ends" if h.kind == H.EXIT_IN_FLIGHT else "the same bytes are written"
             out.append(make_finding(
                 _R["missing-drain"], path, kernel, h.second.node,
                 f"cp.async group {h.group} into {h.first.buffer} is still in flight when {what}",

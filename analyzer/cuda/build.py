@@ -143,7 +143,7 @@ class _Chain:
     items: list
 
 
-MODULAR = frozenset({"%", "/", "&"})
+MODULAR = frozenset({"%", "/", "&", ">>"})
 
 
 def fold(items: list, modular: Optional[list] = None) -> A.Expr:

@@ -25,7 +25,10 @@ BUILTIN_TYPES = frozenset(
     ushort1 ushort2 ushort3 ushort4 int1 int2 int3 int4 uint1 uint2 uint3 uint4
     long1 long2 long3 long4 ulong1 ulong2 ulong3 ulong4 longlong1 longlong2 longlong4
     ulonglong1 ulonglong2 ulonglong4 float1 float2 float3 float4 double1 double2 double3
-    double4 GmmaDescriptor
+    double4 GmmaDescriptor Tcgen05SMemDescriptor Tcgen05InstrDescriptor tfloat32_t
+    float_e4m3_t float_e5m2_t __nv_fp8_e8m0 fp4_e2_t fp4_e2_2_t fp4_e2_4_t fp4_e2_8_t fp4_e2_16_t
+    fp4_e2_32_t fp4_e2_64_t fp8_e4_32_t fp8_e5_32_t fp8_e8_2_t fp8_e8_4_t fp8_e8_8_t fp8_e8_16_t
+    fp8_e8_32_t int4_t
     """.split()
 )
 CAST_KEYWORDS = frozenset({"reinterpret_cast", "static_cast", "const_cast", "dynamic_cast"})
@@ -42,7 +45,8 @@ _AFTER_TYPE = re.compile(
     r"|[A-Za-z_]\w*[ \t]*(?:=(?!=)|;|\[)))"
 )
 # ... unless an operator or `return` precedes it: then `a * b` is arithmetic.
-_BEFORE_EXPR = re.compile(r"(?:[-=+*/%&|^!~?:\[<>]|\breturn)[ \t]*\Z")
+# A scope (`tl::X y`) is not an operator: only a lone `:` (a ternary) is.
+_BEFORE_EXPR = re.compile(r"(?:[-=+*/%&|^!~?\[<>]|(?<!:):|\breturn)[ \t]*\Z")
 
 
 def declared_types(source: str) -> frozenset[str]:

@@ -1,6 +1,7 @@
 """Kernel model: shared buffers, pipelined loops, async ops, barriers, roles."""
+from .intrinsics import EventKind
 from .kernel import BufferStages, KernelModel
 from .shared import MBarrierArray, SharedBuffer
 from .trace import Event, Role
 
-__all__ = ["BufferStages", "Event", "KernelModel", "MBarrierArray", "Role", "SharedBuffer"]
+__all__ = ["BufferStages", "Event", "EventKind", "KernelModel", "MBarrierArray", "Role", "SharedBuffer"]

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Optional
 
 from ..cuda import ast as A
+from .intrinsics import K, HazardKind
+from .intrinsics import HazardKind as H
 from .trace import Event
 
 if TYPE_CHECKING:
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
 class Hazard:
     """`second` may observe or clobber `first`; `wait`, when set, is the last wait before."""
 
-    kind: str
+    kind: HazardKind
     first: Event
     second: Event
     buffer: str
@@ -80,34 +82,59 @@ class _Sim:
         self.barrier_inits: list[_Write] = []
         self.commits: dict[int, Event] = {}
         self.hazards: dict[tuple, Hazard] = {}
+        self.own_reads: set[Optional[str]] = set()
 
     def ranges(self, ev: Event, create: bool) -> list[_Range]:
-        rng = self.model.byte_range(ev)
+        """The pieces of shared memory an event touches.
+
+        Pieces are kept disjoint: an access that covers part of a piece splits
+        it, so a copy into bytes 8192-16383 never stands for bytes 0-8191 of
+        the same buffer (an unrolled prologue filling two stages of one buffer).
+        """
+        rng = self.model.byte_range(ev, precise=True)
         if rng is None:
             return []
         space, start, end = rng
         entries = self.spaces.setdefault(space, [])
-        hits = [r for r in entries if r.start < end and start < r.end]
-        if create and not any(r.start == start and r.end == end for r in hits):
-            entry = _Range(start, end)
-            entries.append(entry)
-            # a new range inherits what overlapping ones hold
-            for r in hits:
-                if r.write and (entry.write is None or r.write.event is not None):
-                    entry.write = r.write
-                entry.readers.extend(r.readers)
-            hits.append(entry)
-        return hits
+        if not create:
+            return [r for r in entries if r.start < end and start < r.end]
+        pieces: list[_Range] = []
+        kept: list[_Range] = []
+        for r in entries:
+            if not (r.start < end and start < r.end):
+                kept.append(r)
+                continue
+            for lo, hi in ((r.start, start), (max(r.start, start), min(r.end, end)), (end, r.end)):
+                if lo < hi:
+                    piece = _Range(lo, hi, r.write, list(r.readers), r.consumed)
+                    kept.append(piece)
+                    if start <= lo and hi <= end:
+                        pieces.append(piece)
+        covered = sorted((p.start, p.end) for p in pieces)
+        cursor = start
+        for lo, hi in covered + [(end, end)]:
+            if cursor < lo:                      # bytes nobody touched yet
+                gap = _Range(cursor, lo)
+                kept.append(gap)
+                pieces.append(gap)
+            cursor = max(cursor, hi)
+        self.spaces[space] = kept
+        return pieces
 
     def hazard(self, kind: str, first: Event, second: Event, **kw) -> None:
         h = Hazard(kind, first, second, second.buffer or first.buffer or "", self.model.slot(second), **kw)
         self.hazards.setdefault(h.key, h)
 
     def run(self, events: Iterable[Event]) -> dict[tuple, Hazard]:
+        handlers = _SIM_HANDLERS
+        events = list(events)
+        # Buffers this role reads itself: a slot it only fills may be consumed by
+        # another role (a single MMA-issuing warp), which this walk cannot see.
+        self.own_reads = {ev.buffer for ev in events if ev.kind == K.SMEM and ev.access == "read"}
         for ev in events:
-            handler = getattr(self, "on_" + ev.kind, None)
+            handler = handlers.get(ev.kind)
             if handler is not None:
-                handler(ev)
+                handler(self, ev)
         self.at_exit()
         return self.hazards
 
@@ -131,17 +158,19 @@ class _Sim:
             for r in self.ranges(ev, create=False):
                 w = r.write
                 if w and w.is_async and not w.complete:
-                    self.hazard("drain", w.event, ev, group=w.group)
+                    self.hazard(H.DRAIN, w.event, ev, group=w.group)
 
     on_tma_store = on_smem
 
     def on_commit(self, ev: Event) -> None:
-        if self.pending:
-            self.group += 1
-            self.commits[self.group] = ev
-            for w in self.pending:
-                w.group = self.group
-            self.pending = []
+        # Every commit opens a group, an empty one too: a thread that issued no
+        # copy (guarded `if (threadIdx.x < 64)` copies) still counts it in
+        # `cp.async.wait_group N` (PTX ISA, cp.async.commit_group).
+        self.group += 1
+        self.commits[self.group] = ev
+        for w in self.pending:
+            w.group = self.group
+        self.pending = []
 
     def on_wait(self, ev: Event) -> None:
         n = self.waits.get(id(ev.node), ev.value)
@@ -167,6 +196,15 @@ class _Sim:
 
     on_named_sync = on_sync
 
+    def on_cp_async_arrive(self, ev: Event) -> None:
+        """cp.async.mbarrier.arrive: the thread's pending copies are tracked by an mbarrier
+        phase instead of a commit group; whoever waits on that phase sees them (the mbarrier
+        model's business), so they are neither uncommitted nor in flight at exit here."""
+        for w in self.pending:
+            w.complete = w.visible = True
+        self.pending = []
+        self.writes = [w for w in self.writes if not w.visible]
+
     # mbarrier initialisation must be visible before any thread uses the barrier
     def on_mbar_init(self, ev: Event) -> None:
         if self.plain:
@@ -177,7 +215,7 @@ class _Sim:
         if self.plain:
             for w in self.barrier_inits:
                 if not w.visible:
-                    self.hazard("raw-plain", w.event, ev)
+                    self.hazard(H.RAW_PLAIN, w.event, ev)
             self.barrier_inits = [w for w in self.barrier_inits if not w.visible]
 
     on_mbar_wait = on_mbar_arrive = on_mbar_expect_tx = on_mbar_arrive_expect_tx = on_mbar_use
@@ -189,11 +227,11 @@ class _Sim:
         for r in self.ranges(ev, create=True):
             for reader, fenced in r.readers:
                 if not fenced and reader.node is not ev.node:
-                    self.hazard("war-unsynced" if is_async else "war-plain", reader, ev)
+                    self.hazard(H.WAR_UNSYNCED if is_async else H.WAR_PLAIN, reader, ev)
             old = r.write
             if is_async and versioned and old and old.is_async and not r.consumed \
-                    and old.event.node is not ev.node:
-                self.hazard("overwrite-unconsumed", old.event, ev)
+                    and old.event.node is not ev.node and ev.buffer in self.own_reads:
+                self.hazard(H.OVERWRITE_UNCONSUMED, old.event, ev)
             r.write, r.readers, r.consumed = w, [], not is_async
         if is_async:
             self.pending.append(w)
@@ -201,28 +239,42 @@ class _Sim:
             self.writes.append(w)
 
     def read(self, ev: Event) -> None:
-        for r in self.ranges(ev, create=True):
+        pieces = self.ranges(ev, create=True)
+        vague = self._vague(ev, pieces)
+        for r in pieces:
             w = r.write
-            if w is not None and w.is_async:
+            if vague and w is not None and w.is_async and w.group is not None and not w.complete:
+                pass    # which of the buffer's copies it reads is unknown: not an error
+            elif w is not None and w.is_async:
                 if w.group is None:
-                    self.hazard("raw-uncommitted", w.event, ev)
+                    self.hazard(H.RAW_UNCOMMITTED, w.event, ev)
                 elif not w.complete:
-                    self.hazard("raw-incomplete", w.event, ev, group=w.group,
+                    self.hazard(H.RAW_INCOMPLETE, w.event, ev, group=w.group,
                                 groups_in_flight=self.group - self.complete_upto, wait=self.last_wait,
                                 commit=self.commits.get(w.group))
                 elif not w.visible:
-                    self.hazard("raw-unsynced", w.event, ev, wait=self.last_wait)
+                    self.hazard(H.RAW_UNSYNCED, w.event, ev, wait=self.last_wait)
             elif w is not None and not w.visible and self.plain:
-                self.hazard("raw-plain", w.event, ev)
+                self.hazard(H.RAW_PLAIN, w.event, ev)
             r.consumed = True
             r.readers.append([ev, False])
 
+    def _vague(self, ev: Event, pieces: list[_Range]) -> bool:
+        """A read of unknown footprint (an MMA through a descriptor) over an unversioned
+        buffer whose parts hold copies in different states: it may read only the
+        completed ones (an unrolled prologue reading stage 0 while stage 1 lands)."""
+        if ev.extent is not None or ev.buffer in self.model.stages:
+            return False
+        states = {w.complete for r in pieces for w in [r.write] if w is not None and w.is_async
+                  and w.group is not None}
+        return len(states) > 1
+
     def at_exit(self) -> None:
         for w in self.pending:
-            self.hazard("exit-uncommitted", w.event, w.event)
+            self.hazard(H.EXIT_UNCOMMITTED, w.event, w.event)
         for w in self.writes:
             if w.is_async and not w.complete and w.group is not None:
-                self.hazard("exit-in-flight", w.event, w.event, group=w.group)
+                self.hazard(H.EXIT_IN_FLIGHT, w.event, w.event, group=w.group)
 
 
 class CpAsyncAnalysis:
@@ -246,7 +298,7 @@ class CpAsyncAnalysis:
     def sync_nodes(self) -> list[A.Node]:
         seen: dict[int, A.Node] = {}
         for ev in self.model.trace.all_events():
-            if ev.kind == "sync":
+            if ev.kind == K.SYNC:
                 seen.setdefault(id(ev.node), ev.node)
         return sorted(seen.values(), key=lambda n: (n.span.line, n.span.column))
 
@@ -279,10 +331,10 @@ class CpAsyncAnalysis:
         base_hazards = self.simulate()
         base = set(base_hazards)
         result: dict[int, tuple[Event, int]] = {}
-        if any(h.kind in ("raw-incomplete", "raw-uncommitted") for h in base_hazards.values()):
+        if any(h.kind in (H.RAW_INCOMPLETE, H.RAW_UNCOMMITTED) for h in base_hazards.values()):
             return result  # already too shallow or uncommitted: depth advice would mislead
         for ev in self.model.trace.all_events():
-            if ev.kind != "wait" or ev.value is None or not ev.iteration or id(ev.node) in result:
+            if ev.kind != K.WAIT or ev.value is None or not ev.iteration or id(ev.node) in result:
                 continue
             best = ev.value
             for candidate in range(ev.value + 1, ev.value + 9):
@@ -291,3 +343,20 @@ class CpAsyncAnalysis:
                 best = candidate
             result[id(ev.node)] = (ev, best)
         return result
+
+
+_SIM_HANDLERS = {
+    K.CP_ASYNC: _Sim.on_cp_async,
+    K.TMA_LOAD: _Sim.on_tma_load,
+    K.SMEM: _Sim.on_smem,
+    K.TMA_STORE: _Sim.on_tma_store,
+    K.COMMIT: _Sim.on_commit,
+    K.WAIT: _Sim.on_wait,
+    K.SYNC: _Sim.on_sync,
+    K.NAMED_SYNC: _Sim.on_named_sync,
+    K.CP_ASYNC_ARRIVE: _Sim.on_cp_async_arrive,
+    K.CP_ASYNC_ARRIVE_INC: _Sim.on_cp_async_arrive,
+    K.MBAR_INIT: _Sim.on_mbar_init,
+    **{k: _Sim.on_mbar_use for k in (K.MBAR_WAIT, K.MBAR_ARRIVE, K.MBAR_EXPECT_TX,
+                                     K.MBAR_ARRIVE_EXPECT_TX, K.MMA_ARRIVE)},
+}

@@ -125,7 +125,29 @@ _PY_OPS = {"+", "-", "*", "&", "|", "^"}
 _CMP = {"==", "!=", "<", ">", "<=", ">="}
 
 
-def _py(expr: A.Expr, default: Optional[int]) -> str:
+def shape(node: object) -> object:
+    """A hashable key of an expression's structure, ignoring positions.
+
+    Two spellings of the same run-time value at different places of a kernel
+    (`max(0, blockIdx.x - 2)` as a loop start and again in a parity) share a shape.
+    """
+    if isinstance(node, A.Node):
+        return (type(node).__name__,) + tuple(
+            shape(getattr(node, f)) for f in node.__dataclass_fields__ if f != "span")  # type: ignore[attr-defined]
+    if isinstance(node, tuple):
+        return tuple(shape(n) for n in node)
+    return node
+
+
+def _py(expr: A.Expr, default: Optional[int], opaque: Optional[dict] = None) -> str:
+    if opaque and not isinstance(expr, (A.Number, A.Name)):
+        value = opaque.get(shape(expr))
+        if value is not None:
+            return repr(value)
+    return _py_node(expr, default, opaque)
+
+
+def _py_node(expr: A.Expr, default: Optional[int], opaque: Optional[dict]) -> str:
     if isinstance(expr, A.Number):
         value = expr.value
         if isinstance(value, float):
@@ -141,9 +163,9 @@ def _py(expr: A.Expr, default: Optional[int]) -> str:
     if name is not None:
         return f"env[{name!r}]" if default is None else f"env.get({name!r}, {default})"
     if isinstance(expr, A.Cast):
-        return _py(expr.operand, default)
+        return _py(expr.operand, default, opaque)
     if isinstance(expr, A.Binary):
-        a, b = _py(expr.left, default), _py(expr.right, default)
+        a, b = _py(expr.left, default, opaque), _py(expr.right, default, opaque)
         op = expr.op
         if op in _PY_OPS or op in ("<<", ">>"):
             return f"({a} {op} {b})"
@@ -158,12 +180,12 @@ def _py(expr: A.Expr, default: Optional[int]) -> str:
         if op == "||":
             return f"int(bool({a}) or bool({b}))"
     if isinstance(expr, A.Unary) and not expr.postfix and expr.op in ("-", "+", "~", "!"):
-        inner = _py(expr.operand, default)
+        inner = _py(expr.operand, default, opaque)
         return f"int(not {inner})" if expr.op == "!" else f"({expr.op}{inner})"
     if isinstance(expr, A.Ternary):
-        return f"({_py(expr.then, default)} if {_py(expr.cond, default)} else {_py(expr.other, default)})"
+        return f"({_py(expr.then, default, opaque)} if {_py(expr.cond, default, opaque)} else {_py(expr.other, default, opaque)})"
     if isinstance(expr, A.Index) and isinstance(expr.base, A.Name) and not expr.base.scope:
-        key = f"{expr.base.ident!r} + '[' + str({_py(expr.index, default)}) + ']'"
+        key = f"{expr.base.ident!r} + '[' + str({_py(expr.index, default, opaque)}) + ']'"
         return f"env[{key}]" if default is None else f"env.get({key}, {default})"
     raise ValueError(type(expr).__name__)
 
@@ -174,7 +196,9 @@ _GLOBALS = {"_div": _c_div, "_mod": _c_mod}
 class CompiledEvaluator:
     """Evaluates expressions through lambdas compiled once per node (and default)."""
 
-    def __init__(self) -> None:
+    def __init__(self, opaque: Optional[dict] = None) -> None:
+        # run-time values fixed by the scenario being simulated, by expression shape
+        self.opaque = opaque or {}
         self._cache: dict[tuple[int, Optional[int]], object] = {}
         self._keep: list[A.Expr] = []  # keeps ids valid for the cache's lifetime
 
@@ -185,7 +209,7 @@ class CompiledEvaluator:
         fn = self._cache.get(key)
         if fn is None:
             try:
-                fn = eval(f"lambda env: {_py(expr, default)}", dict(_GLOBALS))  # noqa: S307 - generated
+                fn = eval(f"lambda env: {_py(expr, default, self.opaque)}", dict(_GLOBALS))  # noqa: S307 - generated
             except (ValueError, SyntaxError, RecursionError):
                 fn = False
             self._cache[key] = fn
@@ -196,3 +220,74 @@ class CompiledEvaluator:
             return fn(env)  # type: ignore[operator]
         except (KeyError, ZeroDivisionError, TypeError, ValueError):
             return None
+
+
+# ---------------------------------------------------------------- intervals
+# A shared-memory access is executed by every thread of a role and, in loops
+# walked once (the unrolled copy of one tile), for every value of their
+# variables; its footprint is the interval its index takes over all of them.
+Interval = tuple[int, int]
+
+
+def interval(expr: Optional[A.Expr], points: Env, ranges: Mapping[str, Interval]) -> Optional[Interval]:
+    """Bounds [lo, hi] of an integer expression when names range over `ranges`.
+
+    Sound for what generated index arithmetic uses (+ - * / % & | ^ << >> on
+    non-negative operands); anything else is unknown (None).
+    """
+    if expr is None:
+        return None
+    if isinstance(expr, A.Number):
+        value = evaluate(expr, {})
+        return (value, value) if value is not None else None
+    name = builtin_name(expr) if isinstance(expr, (A.Cast, A.Member)) else (
+        expr.ident if isinstance(expr, A.Name) and not expr.scope else None)
+    if name is not None:
+        if name in ranges:
+            return ranges[name]
+        value = points.get(name)
+        return (value, value) if value is not None else None
+    if isinstance(expr, A.Cast):
+        return interval(expr.operand, points, ranges)
+    if isinstance(expr, A.Unary) and not expr.postfix and expr.op in ("-", "+"):
+        inner = interval(expr.operand, points, ranges)
+        if inner is None:
+            return None
+        return inner if expr.op == "+" else (-inner[1], -inner[0])
+    if isinstance(expr, A.Ternary):
+        a, b = interval(expr.then, points, ranges), interval(expr.other, points, ranges)
+        return (min(a[0], b[0]), max(a[1], b[1])) if a and b else None
+    if isinstance(expr, A.Binary):
+        a = interval(expr.left, points, ranges)
+        b = interval(expr.right, points, ranges) if a is not None else None
+        return _interval_op(expr.op, a, b) if a is not None and b is not None else None
+    return None
+
+
+def _interval_op(op: str, a: Interval, b: Interval) -> Optional[Interval]:
+    if a[0] == a[1] and b[0] == b[1]:                      # both exact: C semantics
+        fn = _BINARY.get(op)
+        value = fn(a[0], b[0]) if fn else None
+        return (value, value) if value is not None else None
+    if op == "+":
+        return a[0] + b[0], a[1] + b[1]
+    if op == "-":
+        return a[0] - b[1], a[1] - b[0]
+    if op == "*":
+        corners = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
+        return min(corners), max(corners)
+    if a[0] < 0 or b[0] < 0:
+        return None
+    if op == "/" and b[0] > 0:
+        return a[0] // b[1], a[1] // b[0]
+    if op == "%" and b[0] > 0:
+        return (a[0], a[1]) if a[1] < b[0] else (0, min(a[1], b[1] - 1))
+    if op == ">>" and b[0] == b[1] and b[0] < 64:
+        return a[0] >> b[0], a[1] >> b[0]
+    if op == "<<" and b[1] < 64:
+        return a[0] << b[0], a[1] << b[1]
+    if op == "&":
+        return 0, min(a[1], b[1])
+    if op in ("|", "^"):
+        return 0, (1 << max(a[1], b[1]).bit_length()) - 1
+    return None

@@ -30,6 +30,7 @@ class KernelIndex:
         calls = sorted(inside(registry["calls"]), key=lambda n: (n.span.line, n.span.column))
         self._call_starts = [(n.span.line, n.span.column) for n in calls]
         self._call_kinds = [(n.span.end_line, n.span.end_column, _kind_of(n)) for n in calls]
+        self.call_names = frozenset(n.name for n in calls)
         self.ifs: list[A.If] = inside(registry["ifs"])
         self.fors: list[A.For] = inside(registry["fors"])
         self.declarations: list[A.Declaration] = inside(registry["declarations"])
@@ -81,6 +82,6 @@ def _walk_registry(root: A.Node) -> dict:
             reg["ifs"].append(n)
         elif isinstance(n, A.For):
             reg["fors"].append(n)
-        elif isinstance(n, A.Binary) and n.op in ("%", "/", "&") and isinstance(n.right, A.Number):
+        elif isinstance(n, A.Binary) and n.op in ("%", "/", "&", ">>") and isinstance(n.right, A.Number):
             reg["modular"].append(n)
     return reg

@@ -9,78 +9,171 @@ leading dot.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Optional
+
+
+class EventKind(StrEnum):
+    """Every kind of event a role's trace holds: the closed set the analyses dispatch on."""
+
+    SMEM = "smem"                          # a shared-memory access (Event.access says which)
+    CP_ASYNC = "cp_async"                  # cp.async global -> shared copy
+    COMMIT = "commit"                      # cp.async.commit_group
+    WAIT = "wait"                          # cp.async.wait_group N
+    CP_ASYNC_ARRIVE = "cp_async_arrive"    # cp.async.mbarrier.arrive.noinc: counts as an arrival
+    CP_ASYNC_ARRIVE_INC = "cp_async_arrive_inc"  # without .noinc: tracks copies, no net arrival
+    SYNC = "sync"                          # __syncthreads / cluster barrier
+    NAMED_SYNC = "named_sync"              # bar.sync id, n (tl::__sync_thread_partial)
+    WARP_SYNC = "warp_sync"
+    READ = "read"                          # table-only: PTX wrappers that read shared memory
+    WRITE = "write"                        # table-only: PTX wrappers that write shared memory
+    TMA_LOAD = "tma_load"
+    TMA_STORE = "tma_store"
+    TMA_STORE_COMMIT = "tma_store_commit"
+    TMA_STORE_WAIT = "tma_store_wait"
+    FENCE_INIT = "fence_init"
+    FENCE_PROXY = "fence_proxy"
+    PREFETCH = "prefetch"
+    DESC_INIT = "desc_init"                # wgmma/tcgen05 shared-memory descriptor bound to a buffer
+    DESC_OFFSET = "desc_offset"
+    WGMMA = "wgmma"                        # MMA reading shared memory through descriptors
+    WGMMA_FENCE = "wgmma_fence"
+    WGMMA_COMMIT = "wgmma_commit"
+    WGMMA_WAIT = "wgmma_wait"
+    MBAR_INIT = "mbar_init"
+    MBAR_ARRIVE = "mbar_arrive"
+    MBAR_WAIT = "mbar_wait"
+    MBAR_EXPECT_TX = "mbar_expect_tx"
+    MBAR_ARRIVE_EXPECT_TX = "mbar_arrive_expect_tx"
+    MMA_ARRIVE = "mma_arrive"              # tcgen05.commit: one arrival per issuing warp
+
+
+K = EventKind
+
+
+class HazardKind(StrEnum):
+    """What the cp.async / block-barrier simulation can find (`cpasync.Hazard.kind`)."""
+
+    RAW_INCOMPLETE = "raw-incomplete"        # read of a copy its wait left in flight
+    RAW_UNCOMMITTED = "raw-uncommitted"      # read of a copy no commit put in a group
+    RAW_UNSYNCED = "raw-unsynced"            # read of other threads' completed copy, no barrier
+    RAW_PLAIN = "raw-plain"                  # read of a plain store, no barrier (explain only)
+    WAR_UNSYNCED = "war-unsynced"            # copy over bytes other threads may still read
+    WAR_PLAIN = "war-plain"                  # store over bytes other threads may still read
+    OVERWRITE_UNCONSUMED = "overwrite-unconsumed"   # a stage slot refilled before it was read
+    DRAIN = "drain"                          # synchronous write over a copy still in flight
+    EXIT_UNCOMMITTED = "exit-uncommitted"
+    EXIT_IN_FLIGHT = "exit-in-flight"
+
+
+class IssueKind(StrEnum):
+    """What the mbarrier protocol simulation can find (`mbarrier.ProtocolIssue.kind`)."""
+
+    ARRIVAL_COUNT = "arrival-count"
+    TX_BYTES = "tx-bytes"
+    DEADLOCK = "deadlock"
+    RAW = "raw"
+    WAR_UNRELEASED = "war-unreleased"
+    WAR_UNOBSERVED = "war-unobserved"
+    WAR_UNCONSUMED = "war-unconsumed"
+    INIT_FENCE = "init-fence"
+    UNANALYZED = "unanalyzed"
 
 
 @dataclass(frozen=True, slots=True)
 class Intrinsic:
-    kind: str
+    kind: EventKind
     smem: Optional[int] = None       # argument index of a shared-memory pointer
     access: str = ""                 # "read" | "write" | "async" (cp.async/TMA write)
     barrier: Optional[int] = None    # argument index of an mbarrier reference
     count: Optional[int] = None      # argument index of a count/bytes/parity value
     template_count: bool = False     # the count is template argument 0
+    cluster: bool = False            # acts across the CTAs of a cluster
 
 
 INTRINSICS: dict[str, Intrinsic] = {
     # cp.async (sm_80+)
-    "tl::cp_async_gs": Intrinsic("cp_async", smem=0, access="async"),
-    "tl::cp_async_gs_conditional": Intrinsic("cp_async", smem=0, access="async"),
-    "tl::cp_async_commit": Intrinsic("commit"),
-    "tl::cp_async_wait": Intrinsic("wait", template_count=True),
-    "tl::mbarrier_cp_async_arrive_noinc": Intrinsic("cp_async_arrive", barrier=0),
-    "tl::mbarrier_cp_async_arrive": Intrinsic("cp_async_arrive", barrier=0),
-    # block and named barriers
-    "__syncthreads": Intrinsic("sync"),
-    "tl::__sync_thread_partial": Intrinsic("named_sync", count=1),
-    "__syncwarp": Intrinsic("warp_sync"),
+    "tl::cp_async_gs": Intrinsic(K.CP_ASYNC, smem=0, access="async"),
+    "tl::cp_async_gs_conditional": Intrinsic(K.CP_ASYNC, smem=0, access="async"),
+    "tl::cp_async_commit": Intrinsic(K.COMMIT),
+    "tl::cp_async_wait": Intrinsic(K.WAIT, template_count=True),
+    "tl::mbarrier_cp_async_arrive_noinc": Intrinsic(K.CP_ASYNC_ARRIVE, barrier=0),
+    "tl::mbarrier_cp_async_arrive": Intrinsic(K.CP_ASYNC_ARRIVE_INC, barrier=0),
+    # block, cluster and named barriers
+    "__syncthreads": Intrinsic(K.SYNC),
+    "tl::cluster_sync": Intrinsic(K.SYNC, cluster=True),
+    "tl::__sync_thread_partial": Intrinsic(K.NAMED_SYNC, count=1),
+    "__syncwarp": Intrinsic(K.WARP_SYNC),
     # shared-memory reads/writes through PTX wrappers
-    "tl::ptx_ldmatrix_x1": Intrinsic("read", smem=0, access="read"),
-    "tl::ptx_ldmatrix_x2": Intrinsic("read", smem=0, access="read"),
-    "tl::ptx_ldmatrix_x4": Intrinsic("read", smem=0, access="read"),
-    "tl::ptx_ldmatrix_x1_trans": Intrinsic("read", smem=0, access="read"),
-    "tl::ptx_ldmatrix_x2_trans": Intrinsic("read", smem=0, access="read"),
-    "tl::ptx_ldmatrix_x4_trans": Intrinsic("read", smem=0, access="read"),
+    **{f"tl::ptx_ldmatrix_{n}{trans}": Intrinsic(K.READ, smem=0, access="read")
+       for n in ("x1", "x2", "x4") for trans in ("", "_trans")},
     # every stmatrix flavour in tl_templates/cuda/ldsm.h writes shared memory (argument 0)
-    **{f"tl::ptx_stmatrix_{shape}{n}{trans}": Intrinsic("write", smem=0, access="write")
+    **{f"tl::ptx_stmatrix_{shape}{n}{trans}": Intrinsic(K.WRITE, smem=0, access="write")
        for shape in ("", "m8n8_", "m16n8_") for n in ("x1", "x2", "x4") for trans in ("", "_trans")},
     # TMA (sm_90+): loads are decoded by trace.py (descriptor vs 1-D bulk form)
-    "tl::tma_load": Intrinsic("tma_load"),
-    "tl::tma_load_im2col": Intrinsic("tma_load"),
-    "tl::tma_store": Intrinsic("tma_store", smem=1, access="read"),
-    "tl::tma_store_add": Intrinsic("tma_store", smem=1, access="read"),
-    "tl::tma_store_arrive": Intrinsic("tma_store_commit"),
-    "tl::tma_store_wait": Intrinsic("tma_store_wait", template_count=True),
-    "tl::fence_barrier_init": Intrinsic("fence_init"),
-    "tl::fence_proxy_async": Intrinsic("fence_proxy"),
-    "tl::prefetch_tma_descriptor": Intrinsic("prefetch"),
-    # wgmma: operands are descriptors bound to shared memory
-    "tl::initialize_wgmma_descriptor": Intrinsic("desc_init", smem=1),
-    "tl::increase_descriptor_offset": Intrinsic("desc_offset", count=1),
-    "tl::wgmma_ss": Intrinsic("wgmma", smem=None),
-    "tl::wgmma_rs": Intrinsic("wgmma", smem=None),
-    "tl::warpgroup_arrive": Intrinsic("wgmma_fence"),
-    "tl::warpgroup_commit_batch": Intrinsic("wgmma_commit"),
-    "tl::warpgroup_wait": Intrinsic("wgmma_wait", template_count=True),
-    # mbarrier methods (Barrier in tl_templates/cuda/barrier.h)
-    ".init": Intrinsic("mbar_init", count=0),
-    ".arrive": Intrinsic("mbar_arrive"),
-    ".wait": Intrinsic("mbar_wait", count=0),
-    ".expect_transaction": Intrinsic("mbar_expect_tx", count=0),
-    ".arrive_and_expect_tx": Intrinsic("mbar_arrive_expect_tx", count=0),
+    "tl::tma_load": Intrinsic(K.TMA_LOAD),
+    "tl::tma_load_im2col": Intrinsic(K.TMA_LOAD),
+    "tl::tma_load_gather4": Intrinsic(K.TMA_LOAD),
+    "tl::tma_load_2sm": Intrinsic(K.TMA_LOAD, cluster=True),
+    "tl::tma_load_multicast": Intrinsic(K.TMA_LOAD, cluster=True),
+    "tl::tma_store": Intrinsic(K.TMA_STORE, smem=1, access="read"),
+    "tl::tma_store_add": Intrinsic(K.TMA_STORE, smem=1, access="read"),
+    "tl::tma_store_cluster": Intrinsic(K.TMA_STORE, cluster=True),
+    "tl::tma_store_arrive": Intrinsic(K.TMA_STORE_COMMIT),
+    "tl::tma_store_wait": Intrinsic(K.TMA_STORE_WAIT, template_count=True),
+    "tl::fence_barrier_init": Intrinsic(K.FENCE_INIT),
+    "tl::fence_proxy_async": Intrinsic(K.FENCE_PROXY),
+    "tl::prefetch_tma_descriptor": Intrinsic(K.PREFETCH),
+    # wgmma / tcgen05: operands are descriptors bound to shared memory
+    "tl::initialize_wgmma_descriptor": Intrinsic(K.DESC_INIT, smem=1),
+    "tl::initialize_tcgen05_descriptor": Intrinsic(K.DESC_INIT, smem=1),
+    "tl::increase_descriptor_offset": Intrinsic(K.DESC_OFFSET, count=1),
+    **{f"tl::{name}": Intrinsic(K.WGMMA) for name in (
+        "wgmma_ss", "wgmma_rs", "wgmma_sp_ss", "wgmma_sp_rs", "tcgen05mma_ss", "tcgen05mma_ts",
+        "tcgen05mma_ws_ss", "tcgen05mma_blockscaled_ss", "tcgen05_cp")},
+    "tl::warpgroup_arrive": Intrinsic(K.WGMMA_FENCE),
+    "tl::warpgroup_commit_batch": Intrinsic(K.WGMMA_COMMIT),
+    "tl::warpgroup_wait": Intrinsic(K.WGMMA_WAIT, template_count=True),
+    "tl::wait_wgmma": Intrinsic(K.WGMMA_WAIT, template_count=True),
+    "tl::tcgen05_mma_arrive": Intrinsic(K.MMA_ARRIVE, barrier=0),
+    # mbarrier methods (Barrier in tl_templates/cuda/barrier.h); `.arrive(cta_id)` is remote
+    ".init": Intrinsic(K.MBAR_INIT, count=0),
+    ".arrive": Intrinsic(K.MBAR_ARRIVE),
+    ".wait": Intrinsic(K.MBAR_WAIT, count=0),
+    ".expect_transaction": Intrinsic(K.MBAR_EXPECT_TX, count=0),
+    ".arrive_and_expect_tx": Intrinsic(K.MBAR_ARRIVE_EXPECT_TX, count=0),
 }
 
 # Calls that make a branch run on one elected thread per group.
 ELECT = frozenset({"tl::tl_shuffle_elect", "cute::elect_one_sync"})
 
+# Calls known to touch neither shared memory nor synchronisation the model tracks
+# (register/TMEM traffic, math, fences with no shared-memory effect).
+HARMLESS_PREFIXES = ("tl::warpgroup_reg_", "tl::warpgroup_fence_operand", "tl::tcgen05_before",
+                     "tl::tcgen05_after", "tl::tcgen05_ld", "tl::tcgen05_st", "tl::tmem_",
+                     "tl::rasterization", "tl::block_rank_in_cluster", "tl::tl_shuffle_elect",
+                     "tl::mma_sync", "tl::mma_sp_sync", "tl::AllReduce", "tl::CumSum",
+                     "tl::ptx_", "tl::fence_", "tl::atomic", "tl::Atomic")
+
 # Kinds that make a loop part of the pipeline skeleton (it is unrolled).
 SYNC_KINDS = frozenset({
-    "cp_async", "commit", "wait", "sync", "named_sync", "tma_load", "tma_store",
-    "tma_store_commit", "tma_store_wait", "mbar_init", "mbar_arrive", "mbar_wait",
-    "mbar_expect_tx", "mbar_arrive_expect_tx", "cp_async_arrive", "fence_init",
+    K.CP_ASYNC, K.COMMIT, K.WAIT, K.SYNC, K.NAMED_SYNC, K.TMA_LOAD, K.TMA_STORE,
+    K.TMA_STORE_COMMIT, K.TMA_STORE_WAIT, K.MBAR_INIT, K.MBAR_ARRIVE, K.MBAR_WAIT,
+    K.MBAR_EXPECT_TX, K.MBAR_ARRIVE_EXPECT_TX, K.CP_ASYNC_ARRIVE, K.CP_ASYNC_ARRIVE_INC,
+    K.FENCE_INIT, K.MMA_ARRIVE,
 })
 # Kinds that make a loop a pipelined (steady-state) loop.
-PIPELINE_KINDS = frozenset({"commit", "wait", "mbar_wait", "mbar_arrive"})
+PIPELINE_KINDS = frozenset({K.COMMIT, K.WAIT, K.MBAR_WAIT, K.MBAR_ARRIVE, K.MMA_ARRIVE})
+# Kinds whose every iteration must be walked (control flow of the pipeline protocol).
+CONTROL_KINDS = frozenset({K.COMMIT, K.WAIT, K.SYNC, K.NAMED_SYNC, K.MBAR_INIT, K.MBAR_ARRIVE,
+                           K.MBAR_WAIT, K.MBAR_EXPECT_TX, K.MBAR_ARRIVE_EXPECT_TX,
+                           K.CP_ASYNC_ARRIVE, K.CP_ASYNC_ARRIVE_INC, K.FENCE_INIT, K.TMA_LOAD,
+                           K.MMA_ARRIVE})
+# mbarrier protocol: arrivals that count towards `init`, transaction announcements, and uses.
+ARRIVE_KINDS = frozenset({K.MBAR_ARRIVE, K.MBAR_ARRIVE_EXPECT_TX, K.CP_ASYNC_ARRIVE, K.MMA_ARRIVE})
+EXPECT_KINDS = frozenset({K.MBAR_EXPECT_TX, K.MBAR_ARRIVE_EXPECT_TX})
+USE_KINDS = frozenset({K.MBAR_WAIT, K.MBAR_ARRIVE, K.MBAR_EXPECT_TX, K.MBAR_ARRIVE_EXPECT_TX,
+                       K.TMA_LOAD, K.CP_ASYNC_ARRIVE, K.CP_ASYNC_ARRIVE_INC, K.MMA_ARRIVE})
 
 TYPE_BYTES = {
     "char": 1, "signed char": 1, "unsigned char": 1, "uchar": 1, "int8_t": 1, "uint8_t": 1,
@@ -91,8 +184,15 @@ TYPE_BYTES = {
     "uint32_t": 4, "uint": 4, "float": 4, "half2": 4, "__half2": 4, "nv_bfloat162": 4,
     "bfloat162": 4, "uint1": 4, "int1": 4, "float1": 4, "long long": 8, "int64_t": 8,
     "uint64_t": 8, "unsigned long long": 8, "double": 8, "float2": 8, "uint2": 8, "int2": 8,
-    "float4": 16, "uint4": 16, "int4": 16, "double2": 16,
+    "float4": 16, "uint4": 16, "int4": 16, "double2": 16, "tfloat32_t": 4, "float_e4m3_t": 1,
+    "float_e5m2_t": 1, "__nv_fp8_e8m0": 1, "ushort": 2, "ulong": 8, "size_t": 8,
+    "long": 8, "unsigned long": 8, "longlong": 8, "half4": 8, "bfloat164": 8,
 }
+# TileLang's packed vector types (tl_templates/cuda/cuda_fp8.h, cuda_fp4.h): fp8 x N is N bytes,
+# fp4 x N is N/2 bytes (`fp4_e2_t` itself is stored in one byte).
+TYPE_BYTES.update({f"fp8_{kind}_{n}_t": n for kind in ("e4", "e5", "e8") for n in (2, 4, 8, 16, 32)})
+TYPE_BYTES.update({f"fp4_e2_{n}_t": n // 2 for n in (2, 4, 8, 16, 32, 64)})
+TYPE_BYTES["fp4_e2_t"] = 1
 
 
 def type_bytes(type_text: str) -> Optional[int]:

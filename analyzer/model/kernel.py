@@ -18,7 +18,8 @@ from ..cuda.linemap import LineMap
 from .evaluate import evaluate
 from .shared import MBarrierArray, SharedBuffer, SharedLayout
 from .index import KernelIndex
-from .trace import Event, LoopInfo, Role, Trace, TraceBuilder
+from .intrinsics import SYNC_KINDS, K
+from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, is_runtime_bound
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,16 +35,49 @@ class KernelModel:
     """Everything pipelint knows about one kernel; read-only for checks."""
 
     def __init__(self, func: A.FunctionDef, lines: Optional[LineMap] = None,
-                 registry: Optional[dict] = None) -> None:
+                 registry: Optional[dict] = None, runtime_trip: Optional[int] = None,
+                 index: Optional[KernelIndex] = None,
+                 stages: Optional[dict[str, "BufferStages"]] = None) -> None:
         assert func.body is not None
         self.func = func
         self.name = func.name
         self.lines = lines
         self.threads = self._threads()
-        self.index = KernelIndex(func.body, registry)
+        self.index = index or KernelIndex(func.body, registry)
         self.layout = SharedLayout(self.index.declarations)
-        self.trace: Trace = TraceBuilder(func, self.layout, self.threads, self.index).build()
-        self.stages = self._stages()
+        self.runtime_loops = [loop for loop in self.index.fors
+                              if is_runtime_bound(loop) and self.index.of(loop.body) & SYNC_KINDS]
+        if runtime_trip is None and self.runtime_loops:
+            runtime_trip = self.trip_scenarios()[-1]   # a steady-state representative
+        self.runtime_trip = runtime_trip if self.runtime_loops else None
+        builder = TraceBuilder(func, self.layout, self.threads, self.index, self.runtime_trip)
+        self._period = builder.period
+        self.trace: Trace = builder.build()
+        # The version dimension is a property of the buffers, not of one trip
+        # count: a one-iteration scenario touches one slot and could not see it.
+        self.stages = stages if stages is not None else self._stages()
+
+    # ---------------------------------------------------------------- run-time trip counts
+    def trip_scenarios(self) -> list[int]:
+        """Trip counts to simulate for loops whose count is only known at run time.
+
+        Every count from 0 to a little over one period of the slot/parity
+        arithmetic (prologue- and drain-like short runs), then one whole period
+        more (every residue of the moduli, in steady state): a property that
+        holds for all of these holds for every trip count.  Kernels without
+        such loops have no scenarios.
+        """
+        if not self.runtime_loops:
+            return []
+        period = TraceBuilder(self.func, self.layout, self.threads, self.index).period \
+            if not hasattr(self, "_period") else self._period
+        small = range(0, min(period, 16) + 3)
+        steady = range(2 * period, 3 * period) if period <= 16 else range(2 * period, 2 * period + 1)
+        return sorted(set(small) | set(steady))
+
+    def with_trip(self, trip: int) -> "KernelModel":
+        """The same kernel simulated with its run-time-bound loops running `trip` times."""
+        return KernelModel(self.func, self.lines, runtime_trip=trip, index=self.index, stages=self.stages)
 
     # ---------------------------------------------------------------- facts
     @property
@@ -102,8 +136,12 @@ class KernelModel:
         stages = self.stages.get(ev.buffer)
         return ev.offset // stages.stride if stages else 0
 
-    def byte_range(self, ev: Event) -> Optional[tuple[str, int, int]]:
-        """(space, start, end) an event may touch: its slot, or its whole buffer."""
+    def byte_range(self, ev: Event, precise: bool = False) -> Optional[tuple[str, int, int]]:
+        """(space, start, end) an event may touch: its slot, or its whole buffer.
+
+        `precise` narrows an unversioned buffer to the bytes the access's threads
+        really touch (its footprint), for analyses that handle partial overlaps.
+        """
         buf = self.buffers.get(ev.buffer or "")
         if buf is None:
             return None
@@ -111,6 +149,9 @@ class KernelModel:
         if stages and ev.offset is not None:
             start = buf.offset + (ev.offset // stages.stride) * stages.stride
             return buf.space, start, start + stages.stride
+        if precise and ev.extent is not None and ev.extent[0] >= 0:
+            # an unversioned buffer touched in parts (an unrolled two-stage prologue)
+            return buf.space, buf.offset + ev.extent[0], buf.offset + ev.extent[1]
         end = buf.offset + buf.size if buf.size is not None else 1 << 40
         return buf.space, buf.offset, end
 
@@ -144,8 +185,8 @@ class KernelModel:
         if middle is None:
             return None
         in_it = [e for e in events if e.iteration == middle]
-        waits = [e.value for e in in_it if e.kind == "wait" and e.value is not None]
-        commits = sum(1 for e in in_it if e.kind == "commit")
+        waits = [e.value for e in in_it if e.kind == K.WAIT and e.value is not None]
+        commits = sum(1 for e in in_it if e.kind == K.COMMIT)
         return (waits[0], commits) if waits and commits else None
 
     def barriers_per_iteration(self) -> Optional[int]:
@@ -154,7 +195,7 @@ class KernelModel:
         for events in self.trace.events:
             middle = self._steady_iteration(events)
             if middle is not None:
-                counts.append(sum(1 for e in events if e.iteration == middle and e.kind == "sync"))
+                counts.append(sum(1 for e in events if e.iteration == middle and e.kind == K.SYNC))
         return max(counts) if counts else None
 
     def shared_bytes(self) -> Optional[int]:

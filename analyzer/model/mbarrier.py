@@ -20,21 +20,20 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from .intrinsics import ARRIVE_KINDS, EXPECT_KINDS, USE_KINDS, IssueKind, K
+from .intrinsics import IssueKind as I
 from .trace import Event
 
 if TYPE_CHECKING:
     from .kernel import KernelModel
 
 Barrier = tuple[str, int]
-ARRIVE_KINDS = frozenset({"mbar_arrive", "mbar_arrive_expect_tx", "cp_async_arrive"})
-EXPECT_KINDS = frozenset({"mbar_expect_tx", "mbar_arrive_expect_tx"})
-USE_KINDS = frozenset({"mbar_wait", "mbar_arrive", "mbar_expect_tx", "mbar_arrive_expect_tx",
-                       "tma_load", "cp_async_arrive"})
+MAX_RELEASES = 16     # arrivals remembered per read; the first ones after it are what matter
 
 
 @dataclass(frozen=True, slots=True)
 class ProtocolIssue:
-    kind: str                 # arrival-count | tx-bytes | deadlock | raw | war-unreleased | war-unobserved | init-fence
+    kind: IssueKind
     event: Event              # where to report
     message: str
     related: tuple[tuple[Event, str], ...] = ()
@@ -71,24 +70,49 @@ class MBarrierAnalysis:
         if not self.uses_mbarriers:
             return []
         found: dict[tuple, ProtocolIssue] = {}
-        for issue in self._counts() + self._init_fence() + self._simulate():
+        # One CTA's interleaving cannot order anything around a barrier other CTAs
+        # complete: with cluster barriers only the static checks of the others run.
+        simulated = self._simulate() if not self.cluster_barriers else []
+        for issue in self._counts() + self._init_fence() + simulated + self._cluster_note():
             found.setdefault(issue.key, issue)
         return list(found.values())
+
+    @functools.cached_property
+    def cluster_barriers(self) -> frozenset[str]:
+        """Barrier arrays other CTAs of the cluster arrive on or complete (remote arrive,
+        2-CTA tcgen05 commit, multicast/2-SM TMA): one CTA's trace cannot decide them."""
+        return self.model.trace.cluster_barriers
+
+    def _cluster_note(self) -> list[ProtocolIssue]:
+        if not self.model.trace.cluster:
+            return []
+        first = next((ev for ev in self.model.trace.all_events()
+                      if ev.barrier and (ev.barrier[0] in self.cluster_barriers or not self.cluster_barriers)),
+                     None)
+        if first is None:
+            return []
+        shared = (f"mbarriers {', '.join(sorted(self.cluster_barriers))} are shared by the CTAs of "
+                  f"the cluster (remote arrivals, 2-CTA commits or multicast TMA): their arrival "
+                  f"counts and phases are not checked; " if self.cluster_barriers else "")
+        return [ProtocolIssue(
+            I.UNANALYZED, first,
+            f"cluster kernel: {shared}transaction bytes are not balanced per CTA, since a CTA may "
+            f"announce or receive its peer's TMA bytes")]
 
     # ---------------------------------------------------------------- static per-iteration counts
     def _inits(self) -> dict[Barrier, Event]:
         inits: dict[Barrier, Event] = {}
         for ev in self.model.trace.all_events():
-            if ev.kind == "mbar_init" and ev.barrier and ev.value is not None:
+            if ev.kind == K.MBAR_INIT and ev.barrier and ev.value is not None:
                 inits.setdefault(ev.barrier, ev)
         return inits
 
     @functools.cached_property
     def tma_targets(self) -> frozenset[str]:
         """Buffers only TMA loads write (plain stores would make a first read legitimate)."""
-        tma = {ev.buffer for ev in self.model.trace.all_events() if ev.kind == "tma_load" and ev.buffer}
+        tma = {ev.buffer for ev in self.model.trace.all_events() if ev.kind == K.TMA_LOAD and ev.buffer}
         plain = {ev.buffer for ev in self.model.trace.all_events()
-                 if ev.kind in ("smem", "cp_async") and ev.access in ("write", "async") and ev.buffer}
+                 if ev.kind in (K.SMEM, K.CP_ASYNC) and ev.access in ("write", "async") and ev.buffer}
         return frozenset(tma - plain)
 
     @functools.cached_property
@@ -102,7 +126,7 @@ class MBarrierAnalysis:
         sizes: dict[int, Optional[int]] = {}
         groups: dict[tuple, list[Event]] = {}
         for ev in self.model.trace.all_events():
-            if ev.kind != "tma_load":
+            if ev.kind != K.TMA_LOAD:
                 continue
             if ev.value is not None:
                 sizes[id(ev)] = ev.value
@@ -128,27 +152,51 @@ class MBarrierAnalysis:
         arrivals: dict[tuple, list[Event]] = {}
         expected: dict[tuple, list[Event]] = {}
         loads: dict[tuple, list[Event]] = {}
+        # Arrivals are matched per phase, not per loop iteration: the k-th arrival
+        # of each role on a barrier adds up with every other role's k-th, so two
+        # consumer warp groups arriving one iteration apart, or an unrolled
+        # epilogue arriving twice, still line up with the phases `init` counts.
+        uses: dict[tuple, dict] = {}
         for ev in self.model.trace.all_events():
-            if ev.barrier is None:
+            if ev.barrier is None or ev.barrier[0] in self.cluster_barriers:
                 continue
             key = (tuple(v for _, v in ev.iteration), ev.barrier)
             if ev.kind in ARRIVE_KINDS:
-                arrivals.setdefault(key, []).append(ev)
+                seen = uses.setdefault((ev.role, ev.barrier), {})
+                use = seen.setdefault((ev.iteration, id(ev.node)), len(seen))
+                arrivals.setdefault((use, ev.barrier), []).append(ev)
             if ev.kind in EXPECT_KINDS:
                 expected.setdefault(key, []).append(ev)
-            if ev.kind == "tma_load":
+            if ev.kind == K.TMA_LOAD:
                 loads.setdefault(key, []).append(ev)
         issues = []
+        arrivers: dict[Barrier, set[int]] = {}
+        per_role: dict[Barrier, set[int]] = {}
+        for (role, bar), seen in uses.items():
+            arrivers.setdefault(bar, set()).add(role)
+            per_role.setdefault(bar, set()).add(len(seen))
         for (_, bar), evs in arrivals.items():
+            if len(per_role[bar]) > 1:
+                # Roles arrive different numbers of times (groups taking turns on
+                # alternate phases): pairing their k-th arrivals would be a guess;
+                # the concurrent simulation decides hangs and early completions.
+                continue
             init = inits.get(bar)
             total = sum(e.mult for e in evs)
+            if {e.role for e in evs} != arrivers[bar] and (init is None or total <= (init.value or 0)):
+                # A trailing use that not every arriving role reaches (one group
+                # arrives one iteration later and has one arrival left over at the
+                # end): nobody waits for that phase; the simulation finds hangs.
+                continue
             if init is not None and init.value != total:
                 issues.append(ProtocolIssue(
-                    "arrival-count", init,
+                    I.ARRIVAL_COUNT, init,
                     f"{bar_name(bar)} is initialised for {init.value} arrivals per phase, but "
                     f"{total} threads arrive on it per use ({_who(self.model, evs)})",
                     tuple((e, f"arrival by {e.mult} thread(s) of {self.model.roles[e.role]}") for e in evs[:3])))
-        for (it, bar), evs in expected.items():
+        # In a cluster kernel a CTA may announce or receive bytes of its peer's loads
+        # (2-CTA MMA operands, multicast): one CTA's byte balance proves nothing.
+        for (it, bar), evs in ({} if self.model.trace.cluster else expected).items():
             want = sum((e.value or 0) * e.mult for e in evs)
             got_evs = loads.get((it, bar), [])
             sizes = [self.tma_bytes.get(id(e)) for e in got_evs]
@@ -157,7 +205,7 @@ class MBarrierAnalysis:
             got = sum(s * e.mult for s, e in zip(sizes, got_evs))
             if got != want:
                 issues.append(ProtocolIssue(
-                    "tx-bytes", evs[0],
+                    I.TX_BYTES, evs[0],
                     f"expect_tx on {bar_name(bar)} announces {want} bytes per phase, but the TMA loads "
                     f"that signal it write {got} bytes",
                     tuple((e, f"TMA load of {s} bytes into {e.buffer}") for s, e in zip(sizes, got_evs))[:5]))
@@ -168,17 +216,17 @@ class MBarrierAnalysis:
         last_init = None
         fenced = synced = False
         for ev in events:
-            if ev.kind == "mbar_init":
+            if ev.kind == K.MBAR_INIT:
                 last_init, fenced, synced = ev, False, False
-            elif ev.kind == "fence_init" and last_init is not None:
+            elif ev.kind == K.FENCE_INIT and last_init is not None:
                 fenced = True
-            elif ev.kind == "sync" and last_init is not None and fenced:
+            elif ev.kind == K.SYNC and last_init is not None and fenced:
                 synced = True
             elif ev.kind in USE_KINDS and last_init is not None:
                 if not (fenced and synced):
                     missing = "tl::fence_barrier_init()" if not fenced else "__syncthreads()"
                     return [ProtocolIssue(
-                        "init-fence", ev,
+                        I.INIT_FENCE, ev,
                         f"{bar_name(ev.barrier)} is used before {missing} makes the mbarrier "
                         f"initialisation visible to all threads and to the async proxy",
                         ((last_init, "last mbarrier init"),))]
@@ -188,7 +236,7 @@ class MBarrierAnalysis:
     # ---------------------------------------------------------------- concurrent simulation
     def _simulate(self) -> list[ProtocolIssue]:
         model = self.model
-        tx_known = not any(i.kind == "tx-bytes" for i in self._counts()) and all(
+        tx_known = not any(i.kind == I.TX_BYTES for i in self._counts()) and all(
             v is not None for v in self.tma_bytes.values())
         traces = model.trace.events
         bars: dict[Barrier, _Bar] = {}
@@ -207,29 +255,39 @@ class MBarrierAnalysis:
                 st.tx = 0
                 st.completed_at = (ev.role, ev.iteration)
 
+        cluster = self.cluster_barriers
+
         def step(r: int, ev: Event) -> bool:
             b = ev.barrier
+            if b is not None and b[0] in cluster and ev.kind != K.TMA_LOAD:
+                # decided by the whole cluster: assume the protocol holds (see _cluster_note)
+                if ev.kind == K.MBAR_WAIT:
+                    observed[r][b] = 1 << 30
+                return True
             st = bars.setdefault(b, _Bar()) if b else None
-            if ev.kind == "mbar_init" and st is not None:
+            if ev.kind == K.MBAR_INIT and st is not None:
                 st.init = ev.value
             elif ev.kind in ARRIVE_KINDS and st is not None:
+                # Any arrive after a read releases it: a thread that observes the
+                # phase this arrival completes is ordered after the read.  A slot
+                # read twice is released only by arrivals after its last read.
                 for info in ranges.values():
                     for reader in info["readers"]:
-                        if reader["role"] == r and reader["release"] is None:
-                            reader["release"] = (b, st.completed)
-                if ev.kind == "mbar_arrive_expect_tx":
+                        if reader["role"] == r and len(reader["releases"]) < MAX_RELEASES:
+                            reader["releases"].append((b, st.completed))
+                if ev.kind == K.MBAR_ARRIVE_EXPECT_TX:
                     st.tx += (ev.value or 0) * ev.mult
                 st.arrivals += ev.mult
                 complete(b, ev)
-            elif ev.kind == "mbar_expect_tx" and st is not None:
+            elif ev.kind == K.MBAR_EXPECT_TX and st is not None:
                 st.tx += (ev.value or 0) * ev.mult
-            elif ev.kind == "mbar_wait" and st is not None:
+            elif ev.kind == K.MBAR_WAIT and st is not None:
                 if ev.value is None:
                     return True
-                if (st.completed & 1) == ev.value:
+                if (st.completed & 1) == (ev.value & 1):   # try_wait.parity reads bit 0
                     return False
                 observed[r][b] = max(observed[r].get(b, -1), st.completed - 1)
-            elif ev.kind == "sync":
+            elif ev.kind == K.SYNC:
                 if not waiting[r]:
                     arrived[r] += 1
                     waiting[r] = True
@@ -238,8 +296,8 @@ class MBarrierAnalysis:
                 waiting[r] = False
                 for info in ranges.values():
                     for reader in info["readers"]:
-                        reader["release"] = ("sync", 0)
-            elif ev.kind == "tma_load" and st is not None:
+                        reader["releases"].append(("sync", 0))
+            elif ev.kind == K.TMA_LOAD and st is not None:
                 # Without byte counts the phase completes at the arrive; loads the
                 # same thread issues after it in the same iteration still count
                 # towards that phase (the hardware holds it open for their bytes).
@@ -249,24 +307,32 @@ class MBarrierAnalysis:
                 if tx_known and size is not None:
                     st.tx -= size * ev.mult
                     complete(b, ev)
-            elif ev.kind == "smem" and ev.access == "read":
+            elif ev.kind in (K.SMEM, K.CP_ASYNC) and ev.access in ("write", "async") and not ev.possible:
+                # Threads (or their cp.async) overwrite the bytes: what is there now
+                # is no longer a TMA load's, and reading it needs no mbarrier wait
+                # (the block-barrier rules of the cp.async model apply instead).
+                rng = model.byte_range(ev)
+                if rng is not None:
+                    for key in [k for k in ranges if k[0] == rng[0] and k[1] < rng[2] and rng[1] < k[2]]:
+                        del ranges[key]
+            elif ev.kind == K.SMEM and ev.access == "read":
                 rng = model.byte_range(ev)
                 info = ranges.get(rng) if rng else None
                 if info is None and rng is not None and ev.buffer in self.tma_targets:
                     issues.append(ProtocolIssue(
-                        "raw", ev,
+                        I.RAW, ev,
                         f"{model.roles[r]} reads {ev.buffer} slot {model.slot(ev)} before any TMA load "
                         f"into it has been issued, let alone waited for"))
                 if info is not None:
                     for wb, phase, wev in info["writes"].values():
                         if observed[r].get(wb, -1) < phase:
                             issues.append(ProtocolIssue(
-                                "raw", ev,
+                                I.RAW, ev,
                                 f"{model.roles[r]} reads {ev.buffer} slot {model.slot(ev)} before waiting "
                                 f"for phase {phase} of {bar_name(wb)}, which the TMA load into it completes",
                                 ((wev, "the TMA load that writes this slot"),)))
                             break
-                    info["readers"].append({"role": r, "event": ev, "release": None})
+                    info["readers"].append({"role": r, "event": ev, "releases": []})
             return True
 
         guard = 0
@@ -300,22 +366,25 @@ class MBarrierAnalysis:
             if not old["readers"] and any(w[2].node is ev.node for w in old["writes"].values()):
                 prev = next(iter(old["writes"].values()))[2]
                 issues.append(ProtocolIssue(
-                    "war-unconsumed", ev,
+                    I.WAR_UNCONSUMED, ev,
                     f"TMA load overwrites {where} (iteration {ev.where}) before anyone read the "
                     f"data loaded there at iteration {prev.where}",
                     ((prev, "the earlier load into this slot"),)))
             for reader in old["readers"]:
-                rel = reader["release"]
+                releases = reader["releases"]
                 rev = reader["event"]
+                if any(b == "sync" or observed[r].get(b, -1) >= phase for b, phase in releases):
+                    continue
+                rel = releases[0] if releases else None
                 if rel is None:
                     issues.append(ProtocolIssue(
-                        "war-unreleased", ev,
+                        I.WAR_UNRELEASED, ev,
                         f"TMA load overwrites {where} while {model.roles[reader['role']]} may still read "
                         f"it: the reader never arrives on a release barrier after its read",
                         ((rev, "the unreleased read"),)))
-                elif rel[0] != "sync" and observed[r].get(rel[0], -1) < rel[1]:
+                else:
                     issues.append(ProtocolIssue(
-                        "war-unobserved", ev,
+                        I.WAR_UNOBSERVED, ev,
                         f"TMA load overwrites {where} before {model.roles[r]} observed phase {rel[1]} "
                         f"of {bar_name(rel[0])}, in which the readers of the old contents release it",
                         ((rev, "the read of the old contents"),)))
@@ -328,7 +397,7 @@ class MBarrierAnalysis:
             if pcs[r] >= len(trace):
                 continue
             ev = trace[pcs[r]]
-            if ev.kind != "mbar_wait":
+            if ev.kind != K.MBAR_WAIT:
                 continue
             st = bars.get(ev.barrier, _Bar())
             why = ("no thread ever arrives on it" if ev.barrier not in arrivers else
@@ -339,7 +408,7 @@ class MBarrierAnalysis:
                         for e in _first_per_node(t for t in traces for t in t)
                         if e.kind in ARRIVE_KINDS and e.barrier == ev.barrier][:2]
             issues.append(ProtocolIssue(
-                "deadlock", ev,
+                I.DEADLOCK, ev,
                 f"{self.model.roles[r]} hangs in wait on {bar_name(ev.barrier)} "
                 f"(parity {ev.value}, iteration {ev.where}): {why}", tuple(related)))
         return issues

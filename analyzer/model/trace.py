@@ -17,14 +17,12 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from ..cuda import ast as A
-from .evaluate import CompiledEvaluator, builtin_name, evaluate
+from .evaluate import CompiledEvaluator, builtin_name, evaluate, interval, mentions, shape
 from .index import KernelIndex
-from .intrinsics import ELECT, PIPELINE_KINDS, SYNC_KINDS, call_kind
+from .intrinsics import (CONTROL_KINDS, ELECT, HARMLESS_PREFIXES, PIPELINE_KINDS, SYNC_KINDS, EventKind,
+                         Intrinsic, K, call_kind)
 from .shared import SharedLayout
 
-CONTROL_KINDS = frozenset({"commit", "wait", "sync", "named_sync", "mbar_init", "mbar_arrive",
-                           "mbar_wait", "mbar_expect_tx", "mbar_arrive_expect_tx", "cp_async_arrive",
-                           "fence_init", "tma_load"})
 MAX_EVENTS = 200_000   # per role; a bigger kernel is analysed up to here
 
 
@@ -43,7 +41,7 @@ class Role:
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    kind: str
+    kind: EventKind
     node: A.Node
     role: int
     mult: int                                   # threads of the role that execute it
@@ -56,6 +54,7 @@ class Event:
     value: Optional[int] = None
     guarded: bool = False                        # under a branch that splits the role
     possible: bool = False                       # unknown call with a shared pointer
+    extent: Optional[tuple[int, int]] = None     # bytes [lo, hi) into the buffer, all threads
 
     @property
     def where(self) -> str:
@@ -75,6 +74,7 @@ class LoopInfo:
     trip: int
     simulated: int
     pipelined: bool
+    runtime: bool = False        # trip count known only at run time: `trip` is the scenario's
 
 
 @dataclass
@@ -83,6 +83,9 @@ class Trace:
     events: list[list[Event]]
     loops: dict[int, LoopInfo] = field(default_factory=dict)
     truncated: bool = False
+    unknown: dict[str, A.Call] = field(default_factory=dict)   # unknown tl:: calls, first use
+    cluster: bool = False                                      # cluster-scope operations used
+    cluster_barriers: frozenset[str] = frozenset()             # barriers other CTAs arrive on
 
     def all_events(self) -> Iterator[Event]:
         for evs in self.events:
@@ -90,25 +93,50 @@ class Trace:
 
 
 
-def _loop_header(loop: A.For) -> Optional[tuple[str, int, int]]:
-    """(var, start, trip) for `for (int v = a; v < b; ++v)` with constant a, b."""
+def _loop_bounds(loop: A.For) -> Optional[tuple[str, A.Expr, A.Expr, bool]]:
+    """(var, start, end, inclusive) for `for (int v = a; v < b; ++v)`, whatever a and b are."""
     init = loop.init
     if not (isinstance(init, A.Declaration) and len(init.declarators) == 1):
         return None
     d = init.declarators[0]
-    start = evaluate(d.init, {})
     cond = loop.cond
-    if start is None or not (isinstance(cond, A.Binary) and cond.op in ("<", "<=")):
+    if d.init is None or not (isinstance(cond, A.Binary) and cond.op in ("<", "<=")):
         return None
     if not (isinstance(cond.left, A.Name) and cond.left.ident == d.name):
         return None
-    end = evaluate(cond.right, {})
     step = loop.step
     unit = (isinstance(step, A.Unary) and step.op == "++") or (
         isinstance(step, A.Assign) and step.op == "+=" and evaluate(step.value, {}) == 1)
-    if end is None or not unit:
+    if not unit:
         return None
-    return d.name, start, end - start + (1 if cond.op == "<=" else 0)
+    return d.name, d.init, cond.right, cond.op == "<="
+
+
+def _loop_header(loop: A.For, runtime_trip: Optional[int] = None) -> Optional[tuple[str, int, int]]:
+    """(var, start, trip) of a counted loop.
+
+    Constant bounds give the real trip count.  A bound only known at run time
+    (`k < (end - start + 63) >> 6`, causal `k < blockIdx.x + 1`) takes the
+    trip count of the scenario being simulated (`runtime_trip`; None: the loop
+    is not counted); an unknown start is taken as 0, the same for every role,
+    so producer and consumer loops stay in step.
+    """
+    bounds = _loop_bounds(loop)
+    if bounds is None:
+        return None
+    var, start_expr, end_expr, inclusive = bounds
+    start = evaluate(start_expr, {})
+    end = evaluate(end_expr, {})
+    if start is not None and end is not None:
+        return var, start, max(0, end - start + (1 if inclusive else 0))
+    if runtime_trip is None:
+        return None
+    return var, start if start is not None else 0, runtime_trip
+
+
+def is_runtime_bound(loop: A.For) -> bool:
+    """A counted loop whose trip count is only known at run time."""
+    return _loop_bounds(loop) is not None and _loop_header(loop) is None
 
 
 def _period(index: "KernelIndex", var: str) -> int:
@@ -123,26 +151,40 @@ def _period(index: "KernelIndex", var: str) -> int:
                 period = math.lcm(period, c)
             elif n.op == "&" and (c + 1) & c == 0:
                 period = math.lcm(period, c + 1)
+            elif n.op == ">>" and c < 6:
+                # `(k >> s)` as a parity flips every 2**s iterations
+                period = math.lcm(period, 2 << c)
         if period > 64:
             return 64
     return period
 
 
+MAX_ROLE_CUTS = 8   # a condition that splits the block more finely is data-parallel, not a role
+
+
 def find_roles(ifs: list[A.If], threads: int) -> list[Role]:
-    """Split [0, threads) at every constant `threadIdx.x` bound an `if` tests."""
+    """Split [0, threads) wherever an `if` on `threadIdx.x` alone changes its outcome.
+
+    Each condition is evaluated for every thread of the block (at most 1024),
+    so `threadIdx.x < 128`, `(threadIdx.x >> 5) == 0` and `threadIdx.x / 128 == 1`
+    all give exact warp roles.  A condition whose outcome flips more than a few
+    times (`threadIdx.x & 1`) partitions data, not roles, and is not a cut.
+    """
     cuts = {0, threads}
+    evaluator = CompiledEvaluator()
     for n in ifs:
-        for cmp in n.cond.walk():
-            if isinstance(cmp, A.Binary) and cmp.op in ("<", "<=", ">", ">=", "==") \
-                    and builtin_name(cmp.left) == "threadIdx.x":
-                c = evaluate(cmp.right, {})
-                if c is None:
-                    continue
-                c = c + 1 if cmp.op in ("<=", ">") else c
-                if 0 < c < threads:
-                    cuts.add(c)
-                if cmp.op == "==" and 0 <= c + 1 < threads:
-                    cuts.add(c + 1)
+        if not mentions(n.cond, {"threadIdx.x"}):
+            continue
+        env = {"threadIdx.x": 0}
+        values = []
+        for tid in range(threads):
+            env["threadIdx.x"] = tid
+            values.append(evaluator(n.cond, env))
+        if None in values:
+            continue
+        flips = [tid for tid in range(1, threads) if bool(values[tid]) != bool(values[tid - 1])]
+        if len(flips) <= MAX_ROLE_CUTS:
+            cuts.update(flips)
     bounds = sorted(cuts)
     return [Role(a, b) for a, b in zip(bounds, bounds[1:])]
 
@@ -161,12 +203,14 @@ def elect_count(role: Role, extent: int, block: int) -> int:
 
 
 class TraceBuilder:
-    def __init__(self, func: A.FunctionDef, layout: SharedLayout, threads: int, index: "KernelIndex") -> None:
+    def __init__(self, func: A.FunctionDef, layout: SharedLayout, threads: int, index: "KernelIndex",
+                 runtime_trip: Optional[int] = None) -> None:
         self.func = func
+        self.runtime_trip = runtime_trip
         self.layout = layout
         self.threads = threads
         self.kinds = index
-        self.eval = CompiledEvaluator()
+        self.eval = CompiledEvaluator(self._runtime_starts() if runtime_trip is not None else None)
         self._reads: dict[int, list] = {}
         # locals whose values the walker tracks: scalars and arrays declared in the body
         self.local_names = frozenset(
@@ -174,6 +218,23 @@ class TraceBuilder:
             for d in decl.declarators if not d.pointer and decl.type not in ("auto",))
         self.loops: dict[int, LoopInfo] = {}
         self.truncated = False
+        self.unknown: dict[str, A.Call] = {}      # tl:: calls the intrinsics table does not know
+        self.cluster = any("cluster" in name for name in index.call_names)   # cluster-scope operations
+        self.cluster_barriers: set[str] = set()   # barrier arrays that CTAs of a cluster share
+
+    def _runtime_starts(self) -> dict:
+        """Run-time loop starts (`k = max(0, bx - 2)`), taken as 0 wherever they are spelled.
+
+        Slots and parities are written relative to the start
+        (`(k - max(0, bx - 2)) & 1`); binding the start's every occurrence to the
+        value the loop variable starts from keeps them exact.
+        """
+        opaque = {}
+        for loop in self.kinds.fors:
+            bounds = _loop_bounds(loop)
+            if bounds is not None and evaluate(bounds[1], {}) is None:
+                opaque[shape(bounds[1])] = 0
+        return opaque
 
     def reads_of(self, e: A.Expr) -> list:
         """Calls and shared-memory reads in an expression, found once per node."""
@@ -204,7 +265,7 @@ class TraceBuilder:
         period = 1
         for node in self.kinds.fors:
             if self.kinds.of(node.body) & PIPELINE_KINDS:
-                header = _loop_header(node)
+                header = _loop_header(node, 0)
                 if header is not None:
                     period = math.lcm(period, _period(self.kinds, header[0]))
         return min(period, 64)
@@ -217,7 +278,8 @@ class TraceBuilder:
             walker = _RoleWalker(self, index, role)
             walker.stmt(self.func.body, walker.locals, role.threads, (), False)
             events.append(walker.events)
-        return Trace(roles, events, self.loops, self.truncated)
+        return Trace(roles, events, self.loops, self.truncated, dict(self.unknown), self.cluster,
+                     frozenset(self.cluster_barriers))
 
 
 class _RoleWalker:
@@ -235,6 +297,10 @@ class _RoleWalker:
         # (`phase_cnt[0]`), which persistent kernels count mbarrier phases in.
         self.locals: dict[str, int] = {"threadIdx.x": role.lo}
         self.loop_stack: list[tuple[str, int]] = []
+        # Value ranges for footprints: every thread of the role, and the variables
+        # of loops walked once for all their iterations.
+        self.ranges: dict[str, tuple[int, int]] = {"threadIdx.x": (role.lo, role.hi - 1)}
+        self._extents: dict[tuple, Optional[tuple[int, int]]] = {}
 
     # -------------------------------------------------------------- statements
     def stmt(self, s: A.Node, env: dict, mult: int, it: tuple, guarded: bool) -> None:
@@ -261,9 +327,9 @@ class _RoleWalker:
 
     def for_loop(self, loop: A.For, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         kinds = self.b.kinds.of(loop.body)
-        header = _loop_header(loop)
+        header = _loop_header(loop, self.b.runtime_trip)
         if not (kinds & SYNC_KINDS) or header is None:
-            self.stmt(loop.body, env, mult, it, guarded)
+            self.walk_once(loop, header, env, mult, it, guarded)
             return
         var, start, trip = header
         pipelined = bool(kinds & PIPELINE_KINDS)
@@ -273,7 +339,7 @@ class _RoleWalker:
             saved = env.get(var, _UNSET)
             env[var] = start
             self.loop_stack.append((var, start))
-            self.stmt(loop.body, env, mult, it, guarded)
+            self.walk_once(loop, header, env, mult, it, guarded)
             self.loop_stack.pop()
             _restore(env, var, saved)
             return
@@ -283,7 +349,8 @@ class _RoleWalker:
             # Slots and parities repeat with `period`; a prefix congruent to the
             # trip count ends in the same state as the full loop.
             simulated = 3 * period + (trip % period)
-        self.b.loops.setdefault(id(loop), LoopInfo(loop, var, start, trip, simulated, pipelined))
+        self.b.loops.setdefault(id(loop), LoopInfo(
+            loop, var, start, trip, simulated, pipelined, runtime=is_runtime_bound(loop)))
         if pipelined:
             self.pipeline_vars.add(var)
         saved = env.get(var, _UNSET)
@@ -294,6 +361,21 @@ class _RoleWalker:
             self.stmt(loop.body, env, mult, inner_it, guarded)
             self.loop_stack.pop()
         _restore(env, var, saved)
+
+    def walk_once(self, loop: A.For, header: Optional[tuple[str, int, int]], env: dict, mult: int,
+                  it: tuple, guarded: bool) -> None:
+        """One walk stands for every iteration; footprints range over all of them."""
+        if header is None or header[2] <= 0:
+            self.stmt(loop.body, env, mult, it, guarded)
+            return
+        var, start, trip = header
+        saved = self.ranges.get(var)
+        self.ranges[var] = (start, start + trip - 1)
+        self.stmt(loop.body, env, mult, it, guarded)
+        if saved is None:
+            self.ranges.pop(var, None)
+        else:
+            self.ranges[var] = saved
 
     def if_stmt(self, s: A.If, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         cond = s.cond
@@ -403,10 +485,26 @@ class _RoleWalker:
             self.reads_in(target, env, mult, it, guarded)
 
     def emit_access(self, ref, access: str, node: A.Node, env: dict, mult: int, it: tuple,
-                    guarded: bool, kind: str = "smem", possible: bool = False, **extra) -> None:
+                    guarded: bool, kind: EventKind = K.SMEM, possible: bool = False,
+                    width: Optional[int] = None, **extra) -> None:
         offset, site = self.offset(ref.index, ref.elem_bytes, env, node)
+        extent = None if possible or kind not in (K.SMEM, K.CP_ASYNC) else \
+            self.extent(ref.index, ref.elem_bytes, width or ref.elem_bytes, env)   # TMA boxes: unknown
         self.events.append(Event(kind, node, self.index, mult, it, access, ref.buffer, offset,
-                                 site, guarded=guarded, possible=possible, **extra))
+                                 site, guarded=guarded, possible=possible, extent=extent, **extra))
+
+    def extent(self, index: Optional[A.Expr], elem: int, width: int, env: dict) -> Optional[tuple[int, int]]:
+        """Bytes [lo, hi) the access touches over all threads of the role and once-walked loops."""
+        if index is None:
+            return (0, width)
+        names = _names_of(index)
+        key = (id(index), elem, width, tuple(self.ranges.get(n) or env.get(n) for n in names))
+        if key in self._extents:
+            return self._extents[key]
+        bounds = interval(index, env, {n: self.ranges[n] for n in names if n in self.ranges})
+        found = None if bounds is None else (bounds[0] * elem, bounds[1] * elem + width)
+        self._extents[key] = found
+        return found
 
     def offset(self, index: Optional[A.Expr], elem: int, env: dict, node: A.Node) -> tuple[Optional[int], tuple]:
         """Byte offset for the role's first thread, and a key of what varies besides the pipeline.
@@ -430,62 +528,113 @@ class _RoleWalker:
 
     def call(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         intr = call_kind(call)
-        ev = lambda kind, **kw: self.events.append(  # noqa: E731
-            Event(kind, call, self.index, mult, it, guarded=guarded, **kw))
         if intr is None:
-            for arg in call.args:
-                ref = self.b.layout.ref(arg)
-                if ref is not None and isinstance(_strip_cast(arg), A.Unary):
-                    for access in ("read", "write"):
-                        self.emit_access(ref, access, call, env, mult, it, guarded, possible=True)
-                else:
-                    self.reads_in(arg, env, mult, it, guarded)
+            self.unknown_call(call, env, mult, it, guarded)
             return
-        kind = intr.kind
         value = None
         if intr.template_count and call.template_args:
             value = evaluate_text(call.template_args[0])
         elif intr.count is not None and intr.count < len(call.args):
             value = self.b.eval(call.args[intr.count], env)
-        if kind.startswith("mbar_") and isinstance(call.callee, A.Member):
-            ev(kind, barrier=self.barrier(call.callee.base, env), value=value)
-        elif kind == "tma_load":
-            self.tma_load(call, env, mult, it, guarded)
-        elif kind == "desc_init":
-            ref = self.b.layout.ref(call.args[1]) if len(call.args) > 1 else None
-            name = call.args[0].ident if call.args and isinstance(call.args[0], A.Name) else None
-            if ref is not None and name:
-                off, _ = self.offset(ref.index, ref.elem_bytes, env, call)
-                self.descriptors[name] = (ref.buffer, off or 0)
-        elif kind == "desc_offset":
-            name = call.args[0].ident if call.args and isinstance(call.args[0], A.Name) else None
-            if name in self.descriptors and value is not None:
-                buf, off = self.descriptors[name]
-                self.descriptors[name] = (buf, off + value)
-                self.desc_sites[name] = (id(call), tuple(sorted(
-                    (k, v) for k, v in self.loop_stack if k not in self.pipeline_vars)))
-        elif kind == "wgmma":
-            for name in _names_in(call.args):
-                if name in self.descriptors:
-                    buf, off = self.descriptors[name]
-                    site = self.desc_sites.get(name, (id(call),))
-                    self.events.append(Event("smem", call, self.index, mult, it, "read", buf, off,
-                                             site, guarded=guarded))
-        elif kind == "cp_async_arrive":
-            ev(kind, barrier=self.barrier(call.args[0], env) if call.args else None)
-        elif intr.smem is not None and intr.smem < len(call.args):
-            ref = self.b.layout.ref(call.args[intr.smem])
-            if ref is not None:
-                event_kind = "cp_async" if kind == "cp_async" else (
-                    "tma_store" if kind == "tma_store" else "smem")
-                self.emit_access(ref, intr.access if intr.access != "async" else "async", call,
-                                 env, mult, it, guarded, kind=event_kind)
-            elif kind == "cp_async":
-                ev("cp_async")
-        else:
-            ev(kind, value=value)
+        if intr.cluster:
+            self.b.cluster = True
+        handler = _CALL_HANDLERS.get(intr.kind, _RoleWalker.on_plain)
+        handler(self, _Call(call, intr, env, mult, it, guarded, value))
 
-    def tma_load(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool) -> None:
+    def event(self, c: "_Call", kind: EventKind, **kw) -> None:
+        self.events.append(Event(kind, c.node, self.index, c.mult, c.it, guarded=c.guarded, **kw))
+
+    def unknown_call(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool) -> None:
+        """A call the table does not know: a shared pointer passed to it may be read or written."""
+        name = call.name
+        if name.startswith("tl::") and not name.startswith(HARMLESS_PREFIXES) \
+                and any(word in name for word in SYNC_WORDS):
+            self.b.unknown.setdefault(name, call)
+        for arg in call.args:
+            ref = self.b.layout.ref(arg)
+            if ref is not None and isinstance(_strip_cast(arg), A.Unary):
+                if name.startswith("tl::") and not name.startswith(HARMLESS_PREFIXES):
+                    self.b.unknown.setdefault(name, call)
+                for access in ("read", "write"):
+                    self.emit_access(ref, access, call, env, mult, it, guarded, possible=True)
+            else:
+                self.reads_in(arg, env, mult, it, guarded)
+
+    # ---------------------------------------------------------- one handler per kind of call
+    def on_plain(self, c: "_Call") -> None:
+        self.event(c, c.intr.kind, value=c.value)
+
+    def on_mbarrier_method(self, c: "_Call") -> None:
+        callee = c.node.callee
+        if not isinstance(callee, A.Member):
+            self.on_plain(c)
+            return
+        bar = self.barrier(callee.base, c.env)
+        if c.intr.kind == K.MBAR_ARRIVE and c.node.args:
+            # `bar.arrive(cta_id)`: an arrival on another CTA's barrier of the cluster
+            self.b.cluster = True
+            self.b.cluster_barriers.add(bar[0] if bar else "")
+        self.event(c, c.intr.kind, barrier=bar, value=c.value)
+
+    def on_barrier_arg(self, c: "_Call") -> None:
+        """cp.async-tracking and tcgen05 commit arrivals name their barrier as argument 0."""
+        args = c.node.args
+        bar = self.barrier(_strip_address(args[0]), c.env) if args else None
+        mult = c.mult
+        if c.intr.kind == K.MMA_ARRIVE:
+            # tcgen05.commit is issued by one elected lane of each warp that calls it
+            mult = max(1, (c.mult + 31) // 32)
+            if c.node.template_args and c.node.template_args[0] == "true":   # 2-CTA multicast
+                self.b.cluster = True
+                self.b.cluster_barriers.add(bar[0] if bar else "")
+        self.events.append(Event(c.intr.kind, c.node, self.index, mult, c.it, guarded=c.guarded,
+                                 barrier=bar))
+
+    def on_tma_load(self, c: "_Call") -> None:
+        self.tma_load(c.node, c.env, c.mult, c.it, c.guarded, cluster=c.intr.cluster)
+
+    def on_desc_init(self, c: "_Call") -> None:
+        args = c.node.args
+        ref = self.b.layout.ref(args[1]) if len(args) > 1 else None
+        name = args[0].ident if args and isinstance(args[0], A.Name) else None
+        if ref is not None and name:
+            off, _ = self.offset(ref.index, ref.elem_bytes, c.env, c.node)
+            self.descriptors[name] = (ref.buffer, off or 0)
+
+    def on_desc_offset(self, c: "_Call") -> None:
+        args = c.node.args
+        name = args[0].ident if args and isinstance(args[0], A.Name) else None
+        if name in self.descriptors and c.value is not None:
+            buf, off = self.descriptors[name]
+            self.descriptors[name] = (buf, off + c.value)
+            self.desc_sites[name] = (id(c.node), tuple(sorted(
+                (k, v) for k, v in self.loop_stack if k not in self.pipeline_vars)))
+
+    def on_mma(self, c: "_Call") -> None:
+        """wgmma / tcgen05 MMA: reads the shared memory its descriptors point at."""
+        for name in _names_in(c.node.args):
+            if name in self.descriptors:
+                buf, off = self.descriptors[name]
+                site = self.desc_sites.get(name, (id(c.node),))
+                self.events.append(Event(K.SMEM, c.node, self.index, c.mult, c.it, "read", buf, off,
+                                         site, guarded=c.guarded))
+
+    def on_shared_pointer(self, c: "_Call") -> None:
+        """PTX wrappers and copies that take a shared-memory pointer at a known argument."""
+        intr = c.intr
+        if intr.smem is None or intr.smem >= len(c.node.args):
+            self.on_plain(c)
+            return
+        ref = self.b.layout.ref(c.node.args[intr.smem])
+        if ref is not None:
+            event_kind = intr.kind if intr.kind in (K.CP_ASYNC, K.TMA_STORE) else K.SMEM
+            self.emit_access(ref, intr.access, c.node, c.env, c.mult, c.it, c.guarded, kind=event_kind,
+                             width=_access_width(c.node, intr))
+        elif intr.kind == K.CP_ASYNC:
+            self.event(c, K.CP_ASYNC)
+
+    def tma_load(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool,
+                 cluster: bool = False) -> None:
         args = call.args
         layout = self.b.layout
         if len(args) >= 4 and layout.ref(args[0]) is not None and layout.barrier_ref(args[2]):
@@ -497,11 +646,76 @@ class _RoleWalker:
         ref = layout.ref(smem)
         if ref is None:
             return
-        self.emit_access(ref, "async", call, env, mult, it, guarded, kind="tma_load",
-                         barrier=self.barrier(bar, env), value=size)
+        barrier = self.barrier(bar, env)
+        if cluster and barrier is not None:
+            self.b.cluster_barriers.add(barrier[0])
+        self.emit_access(ref, "async", call, env, mult, it, guarded, kind=K.TMA_LOAD,
+                         barrier=barrier, value=size)
 
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One call being walked, with what the table and the environment say about it."""
+
+    node: A.Call
+    intr: "Intrinsic"
+    env: dict
+    mult: int
+    it: tuple
+    guarded: bool
+    value: Optional[int]
+
+
+_CALL_HANDLERS = {
+    **{k: _RoleWalker.on_mbarrier_method for k in (
+        K.MBAR_INIT, K.MBAR_ARRIVE, K.MBAR_WAIT, K.MBAR_EXPECT_TX, K.MBAR_ARRIVE_EXPECT_TX)},
+    K.CP_ASYNC_ARRIVE: _RoleWalker.on_barrier_arg,
+    K.CP_ASYNC_ARRIVE_INC: _RoleWalker.on_barrier_arg,
+    K.MMA_ARRIVE: _RoleWalker.on_barrier_arg,
+    K.TMA_LOAD: _RoleWalker.on_tma_load,
+    K.DESC_INIT: _RoleWalker.on_desc_init,
+    K.DESC_OFFSET: _RoleWalker.on_desc_offset,
+    K.WGMMA: _RoleWalker.on_mma,
+    K.CP_ASYNC: _RoleWalker.on_shared_pointer,
+    K.READ: _RoleWalker.on_shared_pointer,
+    K.WRITE: _RoleWalker.on_shared_pointer,
+    K.TMA_STORE: _RoleWalker.on_shared_pointer,
+}
 
 _UNSET = object()
+# An unknown call whose name says it synchronises is worth a note even without a shared pointer.
+SYNC_WORDS = ("sync", "barrier", "arrive", "wait", "commit", "fence", "mbarrier")
+
+
+_NAMES: dict[int, tuple[A.Expr, tuple[str, ...]]] = {}
+
+
+def _names_of(expr: A.Expr) -> tuple[str, ...]:
+    """Variables (and `threadIdx.x`) an index expression reads, memoised per node."""
+    found = _NAMES.get(id(expr))
+    if found is None or found[0] is not expr:
+        names = sorted({n.ident for n in expr.walk() if isinstance(n, A.Name) and not n.scope}
+                       | {b for n in expr.walk() if isinstance(n, (A.Member, A.Cast))
+                          for b in [builtin_name(n)] if b})
+        found = _NAMES[id(expr)] = (expr, tuple(names))
+    return found[1]
+
+
+def _access_width(call: A.Call, intr: "Intrinsic") -> Optional[int]:
+    """Bytes one thread moves: `cp_async_gs<16>`, a 16-byte ldmatrix/stmatrix row."""
+    if intr.kind == K.CP_ASYNC and call.template_args:
+        return evaluate_text(call.template_args[0])
+    if intr.kind in (K.READ, K.WRITE):
+        return 16
+    return None
+
+
+def _strip_address(e: A.Expr) -> A.Expr:
+    """`&(bar[i])` -> `bar[i]` (barriers passed by address)."""
+    e = _strip_cast(e)
+    if isinstance(e, A.Unary) and e.op == "&":
+        return _strip_cast(e.operand)
+    return e
 
 
 def _restore(env: dict, var: str, saved: object) -> None:

@@ -1,0 +1,37 @@
+"""Coverage: say which calls the kernel model does not understand, instead of guessing.
+
+The intrinsics table (`pipelint.model.intrinsics`) knows every `tl::` function
+of TileLang 0.1.15's templates that touches shared memory or synchronises.  A
+`tl::` call outside it (a newer TileLang, a user's own helper) may read or
+write shared memory or complete a barrier phase the model does not see: it is
+named in a note, never turned into an error.
+"""
+from __future__ import annotations
+
+from pipelint import hookimpl
+from pipelint.checks import make_finding, rules_by_id
+from pipelint.findings import Rule, Severity
+
+RULES = (
+    Rule("unknown-intrinsic", "UnknownIntrinsic",
+         "TileLang intrinsic unknown to the kernel model",
+         "The kernel calls a `tl::` function that pipelint's intrinsics table does not describe. "
+         "If it touches shared memory or synchronises, the pipeline checks cannot see it; shared "
+         "pointers passed to it are treated as possible reads and writes.",
+         Severity.NOTE, "Nothing to fix in the kernel; report the intrinsic so pipelint learns it.",
+         ("coverage",)),
+)
+_R = rules_by_id(RULES)
+
+
+@hookimpl
+def pipelint_rules():
+    return RULES
+
+
+@hookimpl
+def pipelint_check_kernel(kernel, parsed, path):
+    return [make_finding(_R["unknown-intrinsic"], path, kernel, node,
+                         f"{name} is not in pipelint's intrinsics table: its effect on shared memory "
+                         f"and barriers is not modelled")
+            for name, node in sorted(kernel.trace.unknown.items())]
