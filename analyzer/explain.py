@@ -54,7 +54,8 @@ def explain_kernel(m: KernelModel) -> list[str]:
         more = f" (+{len(seen) - 3} more)" if len(seen) > 3 else ""
         out.append(f"  __syncthreads line {node.span.line} ({where}): orders " + "; ".join(seen[:3]) + more)
     for ev, best in m.cp_async.wait_depths.values():
-        out.append(f"  cp_async_wait<{ev.value}> line {ev.node.span.line}: deepest safe value {best}")
+        depth = "orders nothing (can go)" if best is None else f"deepest safe value {best}"
+        out.append(f"  cp_async_wait<{ev.value}> line {ev.node.span.line}: {depth}")
     if m.barriers:
         inits = {}
         for ev in m.trace.all_events():

@@ -35,6 +35,9 @@ WHY = {
     "wait-too-deep": "A wait that drains more groups than the reads need turns the pipeline back into "
                      "copy-then-compute; `cp_async_wait<0>` in the loop is the classic case: num_stages buys "
                      "shared memory and no overlap.",
+    "redundant-wait": "A wait with no commit since the previous one waits for nothing new; advising a deeper "
+                      "N for it would be wrong (every N is equally useless). It costs an instruction and "
+                      "hides which wait actually guards the reads.",
     "uncommitted-copy": "Only committed groups can be waited for; an uncommitted copy is never covered by any "
                         "`cp_async_wait`, so its data is read whenever it happens to arrive.",
     "missing-drain": "Async copies still in flight when the kernel exits or the bytes are reused write into "
@@ -85,8 +88,16 @@ WHY = {
                              "would turn every peer arrival into a false hang. The note records what was not "
                              "checked instead of guessing.",
 }
-# Rules that say what pipelint could not analyse: how they show up.
+# Rules without a planted mutant that fire on correct TileLang output, and rules that say what
+# pipelint could not analyse: how they show up.
 COVERAGE = {
+    "redundant-wait": "TileLang 0.1.15's own output for `tests/fixtures/causes/scaled_gemm.py` on sm_80 "
+                      "(`tests/fixtures/kernels/scaled_gemm_sm_80_s2.cu`): in the pipelined loop "
+                      "`cp_async_wait<3>` (line 100) is followed by `cp_async_wait<5>` (line 141) with no "
+                      "`cp_async_commit` between, so the second one waits for nothing:\n\n```\n"
+                      "scaled_gemm_sm_80_s2.cu:141:5: warning[redundant-wait] cp_async_wait<5> in the "
+                      "pipelined loop orders no read: no commit since the previous wait, or every read after "
+                      "it is covered by a later wait; remove it\n```",
     "unknown-intrinsic": "A `tl::` call with a shared-memory pointer argument (or a name that says it "
                          "synchronises) that `pipelint/model/intrinsics.py` does not list:\n\n```\n"
                          "k.cu:88:7: note[unknown-intrinsic] tl::my_copy is not in pipelint's intrinsics table: "
@@ -144,7 +155,7 @@ def verified_example(rule_id: str) -> str:
 
 def main() -> int:
     host = load_plugins()
-    mutants = {m.rule: m for m in mutate.all_mutants()}
+    mutants = {m.rule: m for m in (op() for op in mutate.BASE_OPERATORS)}
     out = ROOT / "docs" / "rules"
     for rule in sorted(host.rules.values(), key=lambda r: r.id):
         plugin = host.rule_plugin[rule.id]

@@ -25,6 +25,12 @@ RULES = (
          "seeing incomplete data; waiting deeper serialises copy and compute.",
          Severity.WARNING, "Raise N to the reported value (one group per stage in flight).",
          ("performance", "cp.async")),
+    Rule("redundant-wait", "RedundantWait",
+         "cp.async wait orders no read",
+         "No read after this `cp_async_wait<N>` depends on the groups it waits for, whatever N is: "
+         "it follows another wait with no commit in between (it does nothing), or a later wait "
+         "covers every read. Deepening it is not the fix; it can go.",
+         Severity.WARNING, "Remove the wait.", ("performance", "cp.async")),
     Rule("uncommitted-copy", "UncommittedCopy",
          "cp.async copy is never committed before its data is used",
          "A `cp_async_gs` is read (or the kernel ends) before any `cp_async_commit` puts it in a "
@@ -80,7 +86,12 @@ def pipelint_check_kernel(kernel, parsed, path):
                 f"cp.async group {h.group} into {h.first.buffer} is still in flight when {what}",
                 [(h.first.node, "the in-flight copy")]))
     for ev, best in kernel.cp_async.wait_depths.values():
-        if best > ev.value:
+        if best is None:
+            out.append(make_finding(
+                _R["redundant-wait"], path, kernel, ev.node,
+                f"cp_async_wait<{ev.value}> in the pipelined loop orders no read: no commit since the "
+                f"previous wait, or every read after it is covered by a later wait; remove it"))
+        elif best > ev.value:
             out.append(make_finding(
                 _R["wait-too-deep"], path, kernel, ev.node,
                 f"cp_async_wait<{ev.value}> in the pipelined loop drains more than needed: "

@@ -23,11 +23,14 @@ def test_zero_errors_on_every_clean_fixture(clean_report):
     assert clean_report.errors == []
 
 
-def test_known_redundant_barrier_in_tilelang_gemv_is_the_only_warning(clean_report):
+def test_known_redundant_barriers_and_waits_are_the_only_warnings(clean_report):
     warnings = [f for f in clean_report.findings if f.severity.value == "warning"]
-    assert warnings and all(f.rule == "redundant-barrier" for f in warnings)
+    assert warnings and all(f.rule in ("redundant-barrier", "redundant-wait") for f in warnings)
     assert {f.location.path.split("/")[-1] for f in warnings} == {
-        f"gemv_sm_80_s{n}.cu" for n in (1, 2, 3, 4)}
+        f"gemv_sm_80_s{n}.cu" for n in (1, 2, 3, 4)} | {"scaled_gemm_sm_80_s2.cu"}
+    # scaled_gemm's second cp_async_wait<5> follows cp_async_wait<3> with no commit between
+    (wait,) = [f for f in warnings if f.rule == "redundant-wait"]
+    assert "cp_async_wait<5>" in wait.message and "remove it" in wait.message
 
 
 @pytest.mark.parametrize("operator", OPERATORS, ids=lambda op: op.__name__)

@@ -326,24 +326,34 @@ class CpAsyncAnalysis:
         return [n for n in self.sync_nodes if id(n) not in self.barrier_roles]
 
     @functools.cached_property
-    def wait_depths(self) -> dict[int, tuple[Event, int]]:
-        """Deepest safe N for each `cp_async_wait<N>` in a pipelined loop, by node id."""
+    def wait_depths(self) -> dict[int, tuple[Event, Optional[int]]]:
+        """Deepest safe N for each `cp_async_wait<N>` in a pipelined loop, by node id.
+
+        None: no depth makes any read unsafe, i.e. the wait orders nothing (it
+        follows another wait with no commit in between, or every read after it
+        is covered by a later wait) and can go.
+        """
         base_hazards = self.simulate()
         base = set(base_hazards)
-        result: dict[int, tuple[Event, int]] = {}
+        result: dict[int, tuple[Event, Optional[int]]] = {}
         if any(h.kind in (H.RAW_INCOMPLETE, H.RAW_UNCOMMITTED) for h in base_hazards.values()):
             return result  # already too shallow or uncommitted: depth advice would mislead
         for ev in self.model.trace.all_events():
             if ev.kind != K.WAIT or ev.value is None or not ev.iteration or id(ev.node) in result:
                 continue
-            best = ev.value
-            for candidate in range(ev.value + 1, ev.value + 9):
+            best: Optional[int] = ev.value
+            for candidate in range(ev.value + 1, ev.value + WAIT_SEARCH + 1):
                 if set(self.simulate(waits={id(ev.node): candidate})) - base:
                     break
                 best = candidate
+            if best == ev.value + WAIT_SEARCH and \
+                    not set(self.simulate(waits={id(ev.node): ev.value + 1000})) - base:
+                best = None      # waits for nothing any read needs
             result[id(ev.node)] = (ev, best)
         return result
 
+
+WAIT_SEARCH = 8      # deeper waits tried per cp_async_wait
 
 _SIM_HANDLERS = {
     K.CP_ASYNC: _Sim.on_cp_async,

@@ -102,7 +102,7 @@ INTRINSICS: dict[str, Intrinsic] = {
     # block, cluster and named barriers
     "__syncthreads": Intrinsic(K.SYNC),
     "tl::cluster_sync": Intrinsic(K.SYNC, cluster=True),
-    "tl::__sync_thread_partial": Intrinsic(K.NAMED_SYNC, count=1),
+    "tl::__sync_thread_partial": Intrinsic(K.NAMED_SYNC, count=1),   # (barrier id, threads)
     "__syncwarp": Intrinsic(K.WARP_SYNC),
     # shared-memory reads/writes through PTX wrappers
     **{f"tl::ptx_ldmatrix_{n}{trans}": Intrinsic(K.READ, smem=0, access="read")

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Optional
 
 from .intrinsics import ARRIVE_KINDS, EXPECT_KINDS, USE_KINDS, IssueKind, K
 from .intrinsics import IssueKind as I
+from .protocol import BarrierState
 from .trace import Event
 
 if TYPE_CHECKING:
     from .kernel import KernelModel
 
 Barrier = tuple[str, int]
-MAX_RELEASES = 16     # arrivals remembered per read; the first ones after it are what matter
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,14 +46,6 @@ class ProtocolIssue:
 def bar_name(b: Optional[Barrier]) -> str:
     return f"{b[0]}[{b[1]}]" if b else "?"
 
-
-@dataclass
-class _Bar:
-    init: Optional[int] = None
-    arrivals: int = 0
-    tx: int = 0
-    completed: int = 0
-    completed_at: Optional[tuple] = None   # (role, iteration) of the last completion
 
 
 class MBarrierAnalysis:
@@ -235,160 +227,11 @@ class MBarrierAnalysis:
 
     # ---------------------------------------------------------------- concurrent simulation
     def _simulate(self) -> list[ProtocolIssue]:
-        model = self.model
+        from .protocol import ProtocolSim
+
         tx_known = not any(i.kind == I.TX_BYTES for i in self._counts()) and all(
             v is not None for v in self.tma_bytes.values())
-        traces = model.trace.events
-        bars: dict[Barrier, _Bar] = {}
-        observed: list[dict[Barrier, int]] = [dict() for _ in traces]
-        pcs = [0] * len(traces)
-        arrived = [0] * len(traces)       # block barriers reached, for the rendezvous
-        waiting = [False] * len(traces)
-        ranges: dict[tuple, dict] = {}
-        issues: list[ProtocolIssue] = []
-
-        def complete(bar: Barrier, ev: Event) -> None:
-            st = bars[bar]
-            while st.init and st.arrivals >= st.init and (st.tx <= 0 or not tx_known):
-                st.arrivals -= st.init
-                st.completed += 1
-                st.tx = 0
-                st.completed_at = (ev.role, ev.iteration)
-
-        cluster = self.cluster_barriers
-
-        def step(r: int, ev: Event) -> bool:
-            b = ev.barrier
-            if b is not None and b[0] in cluster and ev.kind != K.TMA_LOAD:
-                # decided by the whole cluster: assume the protocol holds (see _cluster_note)
-                if ev.kind == K.MBAR_WAIT:
-                    observed[r][b] = 1 << 30
-                return True
-            st = bars.setdefault(b, _Bar()) if b else None
-            if ev.kind == K.MBAR_INIT and st is not None:
-                st.init = ev.value
-            elif ev.kind in ARRIVE_KINDS and st is not None:
-                # Any arrive after a read releases it: a thread that observes the
-                # phase this arrival completes is ordered after the read.  A slot
-                # read twice is released only by arrivals after its last read.
-                for info in ranges.values():
-                    for reader in info["readers"]:
-                        if reader["role"] == r and len(reader["releases"]) < MAX_RELEASES:
-                            reader["releases"].append((b, st.completed))
-                if ev.kind == K.MBAR_ARRIVE_EXPECT_TX:
-                    st.tx += (ev.value or 0) * ev.mult
-                st.arrivals += ev.mult
-                complete(b, ev)
-            elif ev.kind == K.MBAR_EXPECT_TX and st is not None:
-                st.tx += (ev.value or 0) * ev.mult
-            elif ev.kind == K.MBAR_WAIT and st is not None:
-                if ev.value is None:
-                    return True
-                if (st.completed & 1) == (ev.value & 1):   # try_wait.parity reads bit 0
-                    return False
-                observed[r][b] = max(observed[r].get(b, -1), st.completed - 1)
-            elif ev.kind == K.SYNC:
-                if not waiting[r]:
-                    arrived[r] += 1
-                    waiting[r] = True
-                if any(arrived[o] < arrived[r] and pcs[o] < len(traces[o]) for o in range(len(traces))):
-                    return False
-                waiting[r] = False
-                for info in ranges.values():
-                    for reader in info["readers"]:
-                        reader["releases"].append(("sync", 0))
-            elif ev.kind == K.TMA_LOAD and st is not None:
-                # Without byte counts the phase completes at the arrive; loads the
-                # same thread issues after it in the same iteration still count
-                # towards that phase (the hardware holds it open for their bytes).
-                late = not tx_known and st.completed_at == (r, ev.iteration)
-                self._tma_write(r, ev, st.completed - (1 if late else 0), ranges, observed, issues)
-                size = self.tma_bytes.get(id(ev))
-                if tx_known and size is not None:
-                    st.tx -= size * ev.mult
-                    complete(b, ev)
-            elif ev.kind in (K.SMEM, K.CP_ASYNC) and ev.access in ("write", "async") and not ev.possible:
-                # Threads (or their cp.async) overwrite the bytes: what is there now
-                # is no longer a TMA load's, and reading it needs no mbarrier wait
-                # (the block-barrier rules of the cp.async model apply instead).
-                rng = model.byte_range(ev)
-                if rng is not None:
-                    for key in [k for k in ranges if k[0] == rng[0] and k[1] < rng[2] and rng[1] < k[2]]:
-                        del ranges[key]
-            elif ev.kind == K.SMEM and ev.access == "read":
-                rng = model.byte_range(ev)
-                info = ranges.get(rng) if rng else None
-                if info is None and rng is not None and ev.buffer in self.tma_targets:
-                    issues.append(ProtocolIssue(
-                        I.RAW, ev,
-                        f"{model.roles[r]} reads {ev.buffer} slot {model.slot(ev)} before any TMA load "
-                        f"into it has been issued, let alone waited for"))
-                if info is not None:
-                    for wb, phase, wev in info["writes"].values():
-                        if observed[r].get(wb, -1) < phase:
-                            issues.append(ProtocolIssue(
-                                I.RAW, ev,
-                                f"{model.roles[r]} reads {ev.buffer} slot {model.slot(ev)} before waiting "
-                                f"for phase {phase} of {bar_name(wb)}, which the TMA load into it completes",
-                                ((wev, "the TMA load that writes this slot"),)))
-                            break
-                    info["readers"].append({"role": r, "event": ev, "releases": []})
-            return True
-
-        guard = 0
-        while any(pc < len(t) for pc, t in zip(pcs, traces)) and guard < 10_000_000:
-            progress = False
-            for r, trace in enumerate(traces):
-                while pcs[r] < len(trace):
-                    guard += 1
-                    if not step(r, trace[pcs[r]]):
-                        break
-                    pcs[r] += 1
-                    progress = True
-            if not progress:
-                issues.extend(self._deadlock(traces, pcs, bars))
-                break
-        return issues
-
-    def _tma_write(self, r: int, ev: Event, phase: int, ranges: dict, observed: list, issues: list) -> None:
-        """Record a TMA write; loads of one iteration into one slot form one generation."""
-        model = self.model
-        rng = model.byte_range(ev)
-        if rng is None:
-            return
-        old = ranges.get(rng)
-        context = (r, ev.iteration)
-        if old is not None and old["context"] == context:
-            old["writes"][ev.offset] = (ev.barrier, phase, ev)
-            return
-        where = f"{ev.buffer} slot {model.slot(ev)}"
-        if old is not None:
-            if not old["readers"] and any(w[2].node is ev.node for w in old["writes"].values()):
-                prev = next(iter(old["writes"].values()))[2]
-                issues.append(ProtocolIssue(
-                    I.WAR_UNCONSUMED, ev,
-                    f"TMA load overwrites {where} (iteration {ev.where}) before anyone read the "
-                    f"data loaded there at iteration {prev.where}",
-                    ((prev, "the earlier load into this slot"),)))
-            for reader in old["readers"]:
-                releases = reader["releases"]
-                rev = reader["event"]
-                if any(b == "sync" or observed[r].get(b, -1) >= phase for b, phase in releases):
-                    continue
-                rel = releases[0] if releases else None
-                if rel is None:
-                    issues.append(ProtocolIssue(
-                        I.WAR_UNRELEASED, ev,
-                        f"TMA load overwrites {where} while {model.roles[reader['role']]} may still read "
-                        f"it: the reader never arrives on a release barrier after its read",
-                        ((rev, "the unreleased read"),)))
-                else:
-                    issues.append(ProtocolIssue(
-                        I.WAR_UNOBSERVED, ev,
-                        f"TMA load overwrites {where} before {model.roles[r]} observed phase {rel[1]} "
-                        f"of {bar_name(rel[0])}, in which the readers of the old contents release it",
-                        ((rev, "the read of the old contents"),)))
-        ranges[rng] = {"writes": {ev.offset: (ev.barrier, phase, ev)}, "readers": [], "context": context}
+        return ProtocolSim(self, tx_known).run()
 
     def _deadlock(self, traces, pcs, bars) -> list[ProtocolIssue]:
         issues = []
@@ -399,7 +242,7 @@ class MBarrierAnalysis:
             ev = trace[pcs[r]]
             if ev.kind != K.MBAR_WAIT:
                 continue
-            st = bars.get(ev.barrier, _Bar())
+            st = bars.get(ev.barrier) or BarrierState()
             why = ("no thread ever arrives on it" if ev.barrier not in arrivers else
                    f"wait(parity {ev.value}) needs phase {st.completed} to complete, which needs {st.init} "
                    f"arrivals (it holds {st.arrivals}), and every role that could arrive is blocked")

@@ -576,6 +576,13 @@ class _RoleWalker:
             self.b.cluster_barriers.add(bar[0] if bar else "")
         self.event(c, c.intr.kind, barrier=bar, value=c.value)
 
+    def on_named_barrier(self, c: "_Call") -> None:
+        """`bar.sync id, n`: barrier `id` completes when `n` threads have arrived."""
+        args = c.node.args
+        ident = self.b.eval(args[0], c.env) if args else None
+        self.event(c, K.NAMED_SYNC, barrier=("bar.sync", ident if ident is not None else -1),
+                   value=c.value)
+
     def on_barrier_arg(self, c: "_Call") -> None:
         """cp.async-tracking and tcgen05 commit arrivals name their barrier as argument 0."""
         args = c.node.args
@@ -669,6 +676,7 @@ class _Call:
 _CALL_HANDLERS = {
     **{k: _RoleWalker.on_mbarrier_method for k in (
         K.MBAR_INIT, K.MBAR_ARRIVE, K.MBAR_WAIT, K.MBAR_EXPECT_TX, K.MBAR_ARRIVE_EXPECT_TX)},
+    K.NAMED_SYNC: _RoleWalker.on_named_barrier,
     K.CP_ASYNC_ARRIVE: _RoleWalker.on_barrier_arg,
     K.CP_ASYNC_ARRIVE_INC: _RoleWalker.on_barrier_arg,
     K.MMA_ARRIVE: _RoleWalker.on_barrier_arg,

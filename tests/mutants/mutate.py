@@ -162,12 +162,70 @@ def drop_tma_store_fence() -> Mutant:
     return Mutant("drop-tma-store-fence", fixture, "tma-store-fence", "\n".join(lines), store)
 
 
-OPERATORS: tuple[Callable[[], Mutant], ...] = (
+# ---------------------------------------------------------------- shapes of real-world kernels
+# Each plants a defect into a kernel of tests/fixtures/causes/ whose clean form the first pipelint
+# versions already misread (run-time trip counts, guarded copies, double reads, tcgen05).
+
+def runtime_trip_parity() -> Mutant:
+    fixture = "dyn_k_gemm_sm_90_s3.cu"          # for (k = 0; k < ((K + 31) >> 5); ++k)
+    lines = _lines(fixture)
+    at = _find(lines, r"\.wait\(.*\^ 1\)\);")
+    lines[at] = lines[at].replace(" ^ 1)", ")")
+    return Mutant("runtime-trip-parity", fixture, "mbarrier-deadlock", "\n".join(lines), at + 1)
+
+
+def runtime_trip_drop_release() -> Mutant:
+    fixture = "causal_attn_sm_90_s2.cu"         # for (k = 0; k < blockIdx.x + 1; ++k)
+    lines = _lines(fixture)
+    consumer = _find(lines, r"for \(int k_1 = 0;")
+    release = _find(lines, r"\]\.arrive\(\);", consumer)
+    del lines[release]
+    producer_wait = _find(lines, r"\.wait\(.*\^ 1\)\);")
+    return Mutant("runtime-trip-drop-release", fixture, "mbarrier-deadlock", "\n".join(lines),
+                  producer_wait + 1)
+
+
+def guarded_copy_wait_shallow() -> Mutant:
+    fixture = "scaled_gemm_sm_80_s2.cu"         # S_shared copied under if (threadIdx.x < 64)
+    lines = _lines(fixture)
+    at = _find(lines, r"cp_async_wait<(\d+)>", _loop_start(lines))
+    n = int(re.search(r"cp_async_wait<(\d+)>", lines[at]).group(1))
+    lines[at] = lines[at].replace(f"cp_async_wait<{n}>", f"cp_async_wait<{n + 1}>")
+    return Mutant("guarded-copy-wait-shallow", fixture, "wait-too-shallow", "\n".join(lines), at + 1)
+
+
+def double_read_early_release() -> Mutant:
+    fixture = "scaled_gemm_sm_90_s2.cu"         # A_shared read by two GEMMs per iteration
+    lines = _lines(fixture)
+    consumer = _find(lines, r"for \(int k_1 = 0;")
+    first_release = _find(lines, r"\]\.arrive\(\);", consumer)
+    last_release = _find(lines, r"\]\.arrive\(\);", first_release + 1)   # A's: after the 2nd read
+    moved = lines.pop(last_release)
+    lines.insert(first_release + 1, moved)
+    load_a = _find(lines, r"tl::tma_load\(A_desc")
+    return Mutant("double-read-early-release", fixture, "mbarrier-release", "\n".join(lines), load_a + 1)
+
+
+def tcgen05_drop_commit() -> Mutant:
+    fixture = "tcgen05_gemm_sm_100_s2.cu"
+    lines = _lines(fixture)
+    at = _find(lines, r"tl::tcgen05_mma_arrive")
+    del lines[at]
+    wait = _find(lines, r"mbar\[.*\]\.wait\(", at)
+    return Mutant("tcgen05-drop-commit", fixture, "mbarrier-deadlock", "\n".join(lines), wait + 1)
+
+
+BASE_OPERATORS: tuple[Callable[[], Mutant], ...] = (
     drop_barrier_after_wait, drop_loop_head_barrier, wait_too_shallow, wait_collapsed, drop_commit,
     duplicate_barrier, barrier_in_thread_branch, halve_init_count, halve_expect_tx,
     drop_producer_parity_flip, drop_fence_barrier_init, drop_consumer_release, tma_into_slot_zero,
     drop_tma_store_fence,
 )
+REAL_WORLD_OPERATORS: tuple[Callable[[], Mutant], ...] = (
+    runtime_trip_parity, runtime_trip_drop_release, guarded_copy_wait_shallow,
+    double_read_early_release, tcgen05_drop_commit,
+)
+OPERATORS = BASE_OPERATORS + REAL_WORLD_OPERATORS
 
 
 def all_mutants() -> list[Mutant]:

@@ -1,0 +1,359 @@
+"""The roles of a kernel run against each other: mbarrier phases, block and named barriers.
+
+The roles' traces are interleaved round-robin until each blocks (a wait whose
+phase has not completed, a barrier not every participant reached); nobody
+able to move is a hang.  What a role knows is kept as a *happens-before*
+frontier, like a vector clock: for each mbarrier, the latest phase it knows
+complete.  An arrival hands the arriving role's frontier to whoever later
+observes that phase; a block or named barrier merges the frontiers of its
+participants.  So an ordering that runs through a chain of barriers between
+warp groups (FlashMLA-style schedules: WG0 waits on X, arrives on Y; WG1
+waits on Y, then reuses a slot WG0 released through X) is seen as an
+ordering, not as a race.
+
+Along the way:
+
+* a read of a TMA-written slot must come after its role knows the phase the
+  TMA load completes (RAW);
+* a TMA write into a slot must come after the producer knows a phase in which
+  every reader of the old contents had arrived after its read (WAR).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Optional
+
+from .intrinsics import ARRIVE_KINDS, EventKind, IssueKind, K
+from .trace import Event
+
+if TYPE_CHECKING:
+    from .mbarrier import MBarrierAnalysis, ProtocolIssue
+
+Barrier = tuple[str, int]
+Frontier = dict[Barrier, int]
+MAX_RELEASES = 64     # releases remembered per read (one per barrier): the first ones matter
+MAX_STEPS = 10_000_000
+
+
+@dataclass
+class BarrierState:
+    """One mbarrier: what `init` asked for and what has arrived in the current phase."""
+
+    init: Optional[int] = None
+    arrivals: int = 0
+    tx: int = 0
+    completed: int = 0
+    completed_at: Optional[tuple] = None   # (role, iteration) of the last completion
+
+
+@dataclass
+class Reader:
+    """A read of a TMA-written slot and the arrivals/barriers after it that release it."""
+
+    role: int
+    event: Event
+    releases: list[tuple] = field(default_factory=list)   # (barrier, phase) | ("sync", key, group)
+    _seen: set = field(default_factory=set)
+
+    def release(self, rel: tuple) -> None:
+        """Record a release after the read; the first arrival on each barrier is the one
+        that matters (later phases of it are stronger, never weaker, orderings)."""
+        key = rel[0] if rel[0] != "sync" else rel
+        if key not in self._seen and len(self.releases) < MAX_RELEASES:
+            self._seen.add(key)
+            self.releases.append(rel)
+
+
+@dataclass
+class Generation:
+    """A slot's contents: the TMA loads of one (role, iteration) into it, and their readers."""
+
+    writes: dict[Optional[int], tuple[Optional[Barrier], int, Event]]
+    context: tuple
+    readers: list[Reader] = field(default_factory=list)
+
+
+def merge(into: Frontier, other: Frontier) -> None:
+    for bar, phase in other.items():
+        if into.get(bar, -1) < phase:
+            into[bar] = phase
+
+
+class ProtocolSim:
+    """One run of the roles against each other; `run()` returns the protocol issues."""
+
+    def __init__(self, analysis: "MBarrierAnalysis", tx_known: bool) -> None:
+        self.a = analysis
+        self.model = analysis.model
+        self.tx_known = tx_known
+        self.traces = self.model.trace.events
+        n = len(self.traces)
+        self.bars: dict[Barrier, BarrierState] = {}
+        self.known: list[Frontier] = [dict() for _ in range(n)]     # happens-before frontier per role
+        self.handed: dict[tuple[Barrier, int], Frontier] = {}     # what the arrivers of a phase knew
+        self.pcs = [0] * n
+        # block and named barriers: the group of roles gathering at each, and who passed which
+        self.open_group: dict[object, dict] = {}
+        self.at_barrier: dict[int, tuple[object, dict]] = {}
+        self.groups = 0                                  # barrier instances opened so far
+        self.members: dict[int, set[int]] = {}           # instance -> roles that passed it
+        self.ranges: dict[tuple, Generation] = {}
+        self.issues: list["ProtocolIssue"] = []
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> list["ProtocolIssue"]:
+        steps = 0
+        traces, pcs = self.traces, self.pcs
+        while any(pc < len(t) for pc, t in zip(pcs, traces)) and steps < MAX_STEPS:
+            progress = False
+            for r, trace in enumerate(traces):
+                while pcs[r] < len(trace):
+                    steps += 1
+                    if not self.step(r, trace[pcs[r]]):
+                        break
+                    pcs[r] += 1
+                    progress = True
+            if not progress:
+                self.issues.extend(self.a._deadlock(traces, pcs, self.bars))
+                break
+        return self.issues
+
+    def step(self, r: int, ev: Event) -> bool:
+        """Execute one event of role `r`; False when the role must wait."""
+        b = ev.barrier
+        if b is not None and b[0] in self.a.cluster_barriers and ev.kind != K.TMA_LOAD:
+            # decided by the whole cluster: assume the protocol holds (see the cluster note)
+            if ev.kind == K.MBAR_WAIT:
+                self.known[r][b] = 1 << 30
+            return True
+        handler = _HANDLERS.get(ev.kind)
+        return handler(self, r, ev) if handler is not None else True
+
+    def state(self, ev: Event) -> Optional[BarrierState]:
+        return self.bars.setdefault(ev.barrier, BarrierState()) if ev.barrier else None
+
+    def complete(self, bar: Barrier, ev: Event) -> None:
+        st = self.bars[bar]
+        while st.init and st.arrivals >= st.init and (st.tx <= 0 or not self.tx_known):
+            st.arrivals -= st.init
+            st.completed += 1
+            st.tx = 0
+            st.completed_at = (ev.role, ev.iteration)
+
+    # ------------------------------------------------------------------ mbarrier events
+    def on_init(self, r: int, ev: Event) -> bool:
+        st = self.state(ev)
+        if st is not None:
+            if ev.value is not None and ev.value <= 0:
+                return True          # a count that can never complete: reported statically
+            st.init = ev.value
+        return True
+
+    def on_arrive(self, r: int, ev: Event) -> bool:
+        st = self.state(ev)
+        if st is None:
+            return True
+        b = ev.barrier
+        assert b is not None
+        phase = st.completed
+        # Any arrive after a read releases it: a role that learns this phase is
+        # ordered after the read.  A slot read twice is released only by
+        # arrivals after its last read.
+        for gen in self.ranges.values():
+            for reader in gen.readers:
+                if reader.role == r:
+                    reader.release((b, phase))
+        handed = self.handed.setdefault((b, phase), {})
+        merge(handed, self.known[r])
+        if ev.kind == K.MBAR_ARRIVE_EXPECT_TX:
+            st.tx += (ev.value or 0) * ev.mult
+        st.arrivals += ev.mult
+        self.complete(b, ev)
+        return True
+
+    def on_expect_tx(self, r: int, ev: Event) -> bool:
+        st = self.state(ev)
+        if st is not None:
+            st.tx += (ev.value or 0) * ev.mult
+        return True
+
+    def on_wait(self, r: int, ev: Event) -> bool:
+        st = self.state(ev)
+        if st is None or ev.value is None:
+            return True
+        if (st.completed & 1) == (ev.value & 1):       # try_wait.parity reads bit 0
+            return False
+        b = ev.barrier
+        assert b is not None
+        self.learn(r, b, st.completed - 1)
+        return True
+
+    def learn(self, r: int, b: Barrier, phase: int) -> None:
+        """Role `r` observed phase `phase` of `b` (and so every earlier one) complete."""
+        known = self.known[r]
+        start = known.get(b, -1) + 1
+        if phase < start:
+            return
+        known[b] = phase
+        for p in range(max(start, phase - 64), phase + 1):
+            handed = self.handed.get((b, p))
+            if handed:
+                merge(known, handed)
+
+    # ------------------------------------------------------------------ block and named barriers
+    def rendezvous(self, r: int, key: object, threads: int, needed: Optional[int]) -> bool:
+        """A barrier that completes once `needed` threads have arrived (None: every role).
+
+        `__syncthreads` waits for every role; `bar.sync id, n` for any `n` threads,
+        so two warp groups that each use barrier 3 with 128 threads do not wait
+        for each other.  The participants' frontiers are merged.
+        """
+        level = self.at_barrier.get(r)
+        if level is None or level[0] != key:
+            group = self.open_group.get(key)
+            if group is None:
+                self.groups += 1
+                group = self.open_group[key] = {"roles": [], "threads": 0, "known": {}, "n": self.groups}
+            group["roles"].append(r)
+            group["threads"] += threads
+            merge(group["known"], self.known[r])
+            for gen in self.ranges.values():
+                for reader in gen.readers:
+                    if reader.role == r:
+                        reader.release(("sync", key, group["n"]))
+            self.at_barrier[r] = level = (key, group)
+            live = [o for o in range(len(self.traces)) if self.pcs[o] < len(self.traces[o])]
+            full = (group["threads"] >= needed if needed else set(group["roles"]) >= set(live))
+            if full:
+                group["done"] = True
+                del self.open_group[key]
+        group = level[1]
+        if not group.get("done"):
+            return False
+        del self.at_barrier[r]
+        merge(self.known[r], group["known"])
+        self.members.setdefault(group["n"], set()).update(group["roles"])
+        return True
+
+    def on_sync(self, r: int, ev: Event) -> bool:
+        return self.rendezvous(r, "block", ev.mult, None)
+
+    def on_named_sync(self, r: int, ev: Event) -> bool:
+        return self.rendezvous(r, ev.barrier, ev.mult, ev.value or None)
+
+    def released(self, r: int, release: tuple) -> bool:
+        """Whether role `r` is ordered after one release of a read."""
+        if release[0] == "sync":
+            return r in self.members.get(release[2], ())
+        bar, phase = release
+        return self.known[r].get(bar, -1) >= phase
+
+    # ------------------------------------------------------------------ shared memory
+    def on_tma_load(self, r: int, ev: Event) -> bool:
+        st = self.state(ev)
+        if st is None:
+            return True
+        # Without byte counts the phase completes at the arrive; loads the same
+        # thread issues after it in the same iteration still count towards that
+        # phase (the hardware holds it open for their bytes).
+        late = not self.tx_known and st.completed_at == (r, ev.iteration)
+        self.tma_write(r, ev, st.completed - (1 if late else 0))
+        size = self.a.tma_bytes.get(id(ev))
+        if self.tx_known and size is not None and ev.barrier is not None:
+            st.tx -= size * ev.mult
+            self.complete(ev.barrier, ev)
+        return True
+
+    def on_access(self, r: int, ev: Event) -> bool:
+        if ev.possible:
+            return True
+        if ev.access in ("write", "async"):
+            # Threads (or their cp.async) overwrite the bytes: what is there now is
+            # no longer a TMA load's, and reading it needs no mbarrier wait (the
+            # block-barrier rules of the cp.async model apply instead).
+            rng = self.model.byte_range(ev)
+            if rng is not None:
+                for key in [k for k in self.ranges if k[0] == rng[0] and k[1] < rng[2] and rng[1] < k[2]]:
+                    del self.ranges[key]
+        elif ev.access == "read" and ev.kind == K.SMEM:
+            self.read(r, ev)
+        return True
+
+    def read(self, r: int, ev: Event) -> None:
+        from .mbarrier import ProtocolIssue, bar_name
+
+        model = self.model
+        rng = model.byte_range(ev)
+        gen = self.ranges.get(rng) if rng else None
+        if gen is None and rng is not None and ev.buffer in self.a.tma_targets:
+            self.issues.append(ProtocolIssue(
+                IssueKind.RAW, ev,
+                f"{model.roles[r]} reads {ev.buffer} slot {model.slot(ev)} before any TMA load "
+                f"into it has been issued, let alone waited for"))
+        if gen is None:
+            return
+        for wb, phase, wev in gen.writes.values():
+            if wb is not None and self.known[r].get(wb, -1) < phase:
+                self.issues.append(ProtocolIssue(
+                    IssueKind.RAW, ev,
+                    f"{model.roles[r]} reads {ev.buffer} slot {model.slot(ev)} before waiting "
+                    f"for phase {phase} of {bar_name(wb)}, which the TMA load into it completes",
+                    ((wev, "the TMA load that writes this slot"),)))
+                break
+        gen.readers.append(Reader(r, ev))
+
+    def tma_write(self, r: int, ev: Event, phase: int) -> None:
+        """Record a TMA write; loads of one iteration into one slot form one generation."""
+        from .mbarrier import ProtocolIssue, bar_name
+
+        model = self.model
+        rng = model.byte_range(ev)
+        if rng is None:
+            return
+        old = self.ranges.get(rng)
+        context = (r, ev.iteration)
+        if old is not None and old.context == context:
+            old.writes[ev.offset] = (ev.barrier, phase, ev)
+            return
+        where = f"{ev.buffer} slot {model.slot(ev)}"
+        if old is not None:
+            if not old.readers and any(w[2].node is ev.node for w in old.writes.values()):
+                prev = next(iter(old.writes.values()))[2]
+                self.issues.append(ProtocolIssue(
+                    IssueKind.WAR_UNCONSUMED, ev,
+                    f"TMA load overwrites {where} (iteration {ev.where}) before anyone read the "
+                    f"data loaded there at iteration {prev.where}",
+                    ((prev, "the earlier load into this slot"),)))
+            for reader in old.readers:
+                if any(self.released(r, rel) for rel in reader.releases):
+                    continue
+                arrivals = [rel for rel in reader.releases if rel[0] != "sync"]
+                if not reader.releases:
+                    self.issues.append(ProtocolIssue(
+                        IssueKind.WAR_UNRELEASED, ev,
+                        f"TMA load overwrites {where} while {model.roles[reader.role]} may still read "
+                        f"it: the reader never arrives on a release barrier after its read",
+                        ((reader.event, "the unreleased read"),)))
+                else:
+                    rel = arrivals[0] if arrivals else None
+                    what = (f"phase {rel[1]} of {bar_name(rel[0])}" if rel else
+                            "the barrier after the read")
+                    self.issues.append(ProtocolIssue(
+                        IssueKind.WAR_UNOBSERVED, ev,
+                        f"TMA load overwrites {where} before {model.roles[r]} observed {what}, "
+                        f"in which the readers of the old contents release it",
+                        ((reader.event, "the read of the old contents"),)))
+        self.ranges[rng] = Generation({ev.offset: (ev.barrier, phase, ev)}, context)
+
+
+_HANDLERS: dict[EventKind, Callable[[ProtocolSim, int, Event], bool]] = {
+    K.MBAR_INIT: ProtocolSim.on_init,
+    **{kind: ProtocolSim.on_arrive for kind in ARRIVE_KINDS},
+    K.MBAR_EXPECT_TX: ProtocolSim.on_expect_tx,
+    K.MBAR_WAIT: ProtocolSim.on_wait,
+    K.SYNC: ProtocolSim.on_sync,
+    K.NAMED_SYNC: ProtocolSim.on_named_sync,
+    K.TMA_LOAD: ProtocolSim.on_tma_load,
+    K.SMEM: ProtocolSim.on_access,
+    K.CP_ASYNC: ProtocolSim.on_access,
+}
