@@ -46,6 +46,7 @@ class EventKind(StrEnum):
     MBAR_EXPECT_TX = "mbar_expect_tx"
     MBAR_ARRIVE_EXPECT_TX = "mbar_arrive_expect_tx"
     MMA_ARRIVE = "mma_arrive"              # tcgen05.commit: one arrival per issuing warp
+    NAMED_ARRIVE = "named_arrive"          # bar.arrive id, n: counts towards a named barrier, no wait
 
 
 K = EventKind
@@ -104,6 +105,21 @@ INTRINSICS: dict[str, Intrinsic] = {
     "tl::cluster_sync": Intrinsic(K.SYNC, cluster=True),
     "tl::__sync_thread_partial": Intrinsic(K.NAMED_SYNC, count=1),   # (barrier id, threads)
     "__syncwarp": Intrinsic(K.WARP_SYNC),
+    "tl::__named_barrier_arrive": Intrinsic(K.NAMED_ARRIVE, count=1),
+    "tl::cluster_wait": Intrinsic(K.SYNC, cluster=True),
+    "tl::cluster_arrive": Intrinsic(K.PREFETCH, cluster=True),          # no ordering until the wait
+    "tl::cluster_arrive_relaxed": Intrinsic(K.PREFETCH, cluster=True),
+    # free-function forms of the mbarrier methods (barrier.h): the barrier is argument 0
+    "tl::mbarrier_init": Intrinsic(K.MBAR_INIT, barrier=0, count=1),
+    "tl::mbarrier_wait": Intrinsic(K.MBAR_WAIT, barrier=0, count=1),
+    "tl::mbarrier_arrive": Intrinsic(K.MBAR_ARRIVE, barrier=0),
+    "tl::mbarrier_expect_tx": Intrinsic(K.MBAR_EXPECT_TX, barrier=0, count=1),
+    "tl::mbarrier_arrive_expect_tx": Intrinsic(K.MBAR_ARRIVE_EXPECT_TX, barrier=0, count=1),
+    # plain shared-memory loads and stores through helpers (copy.h, common.h, tcgen_05.h)
+    **{f"tl::load_shared_{bits}": Intrinsic(K.READ, smem=0, access="read") for bits in (32, 64, 128)},
+    **{f"tl::store_shared_{bits}": Intrinsic(K.WRITE, smem=0, access="write") for bits in (32, 64, 128)},
+    "tl::st_bulk_shared": Intrinsic(K.WRITE, smem=0, access="write"),
+    "tl::tcgen05_sf_warp_transpose": Intrinsic(K.WRITE, smem=0, access="write"),
     # shared-memory reads/writes through PTX wrappers
     **{f"tl::ptx_ldmatrix_{n}{trans}": Intrinsic(K.READ, smem=0, access="read")
        for n in ("x1", "x2", "x4") for trans in ("", "_trans")},
@@ -119,6 +135,7 @@ INTRINSICS: dict[str, Intrinsic] = {
     "tl::tma_store": Intrinsic(K.TMA_STORE, smem=1, access="read"),
     "tl::tma_store_add": Intrinsic(K.TMA_STORE, smem=1, access="read"),
     "tl::tma_store_cluster": Intrinsic(K.TMA_STORE, cluster=True),
+    "tl::tma_store_scatter4": Intrinsic(K.TMA_STORE, smem=1, access="read"),
     "tl::tma_store_arrive": Intrinsic(K.TMA_STORE_COMMIT),
     "tl::tma_store_wait": Intrinsic(K.TMA_STORE_WAIT, template_count=True),
     "tl::fence_barrier_init": Intrinsic(K.FENCE_INIT),
@@ -155,12 +172,31 @@ HARMLESS_PREFIXES = ("tl::warpgroup_reg_", "tl::warpgroup_fence_operand", "tl::t
                      "tl::mma_sync", "tl::mma_sp_sync", "tl::AllReduce", "tl::CumSum",
                      "tl::ptx_", "tl::fence_", "tl::atomic", "tl::Atomic")
 
+# TL_DEVICE functions of tl_templates/cuda whose names mention shared memory, barriers or
+# waiting but that neither access pipelined shared memory nor order it (pointer conversions,
+# register shuffles, TMEM bookkeeping, polling forms the codegen does not emit in pipelines).
+NOT_PIPELINE = frozenset({
+    "smem_ptr_to_uint", "cast_smem_ptr_to_int", "make_sf_smem_desc", "tmem_allocate", "tmem_deallocate",
+    "fence_view_async_tmem_load", "fence_view_async_tmem_store", "warpgroup_fence_operand",
+    "__shfl_sync", "__shfl_down_sync", "__shfl_up_sync", "__shfl_xor_sync", "shfl_sync", "shfl_down_sync",
+    "shfl_up_sync", "shfl_xor_sync", "get_warp_idx_sync", "clc_fence_proxy_async_shared_cta",
+    "mbarrier_try_wait", "mbarrier_test_wait", "try_wait", "test_wait", "sync", "syncthreads_partial",
+    "block_rank_in_cluster", "block_id_in_cluster", "cluster_id_in_grid", "cluster_shape", "cluster_grid_dims",
+    "rasterization2DColumnWithCluster", "rasterization2DRowWithCluster", "clc_try_cancel_multicast",
+    # register-only MMAs and tcgen05 thread-sync fences (no shared memory, no barrier phase)
+    "mma_sync", "mma_sp_sync", "mma_sync_sm70", "sm120_mma_sync_blockscaled",
+    "tcgen05_after_thread_sync", "tcgen05_before_thread_sync", "tl_atomic_add_v2_bf16_fenced",
+})
+# Words that make a function name worth classifying (see tests/test_intrinsics.py).
+PIPELINE_WORDS = ("sync", "barrier", "arrive", "wait", "commit", "fence", "shared", "smem", "tma", "mbar",
+                  "cp_async", "ldmatrix", "stmatrix", "tmem", "cluster", "wgmma", "tcgen05")
+
 # Kinds that make a loop part of the pipeline skeleton (it is unrolled).
 SYNC_KINDS = frozenset({
     K.CP_ASYNC, K.COMMIT, K.WAIT, K.SYNC, K.NAMED_SYNC, K.TMA_LOAD, K.TMA_STORE,
     K.TMA_STORE_COMMIT, K.TMA_STORE_WAIT, K.MBAR_INIT, K.MBAR_ARRIVE, K.MBAR_WAIT,
     K.MBAR_EXPECT_TX, K.MBAR_ARRIVE_EXPECT_TX, K.CP_ASYNC_ARRIVE, K.CP_ASYNC_ARRIVE_INC,
-    K.FENCE_INIT, K.MMA_ARRIVE,
+    K.FENCE_INIT, K.MMA_ARRIVE, K.NAMED_ARRIVE,
 })
 # Kinds that make a loop a pipelined (steady-state) loop.
 PIPELINE_KINDS = frozenset({K.COMMIT, K.WAIT, K.MBAR_WAIT, K.MBAR_ARRIVE, K.MMA_ARRIVE})
@@ -168,7 +204,7 @@ PIPELINE_KINDS = frozenset({K.COMMIT, K.WAIT, K.MBAR_WAIT, K.MBAR_ARRIVE, K.MMA_
 CONTROL_KINDS = frozenset({K.COMMIT, K.WAIT, K.SYNC, K.NAMED_SYNC, K.MBAR_INIT, K.MBAR_ARRIVE,
                            K.MBAR_WAIT, K.MBAR_EXPECT_TX, K.MBAR_ARRIVE_EXPECT_TX,
                            K.CP_ASYNC_ARRIVE, K.CP_ASYNC_ARRIVE_INC, K.FENCE_INIT, K.TMA_LOAD,
-                           K.MMA_ARRIVE})
+                           K.MMA_ARRIVE, K.NAMED_ARRIVE})
 # mbarrier protocol: arrivals that count towards `init`, transaction announcements, and uses.
 ARRIVE_KINDS = frozenset({K.MBAR_ARRIVE, K.MBAR_ARRIVE_EXPECT_TX, K.CP_ASYNC_ARRIVE, K.MMA_ARRIVE})
 EXPECT_KINDS = frozenset({K.MBAR_EXPECT_TX, K.MBAR_ARRIVE_EXPECT_TX})

@@ -201,7 +201,8 @@ class ProtocolSim:
                 merge(known, handed)
 
     # ------------------------------------------------------------------ block and named barriers
-    def rendezvous(self, r: int, key: object, threads: int, needed: Optional[int]) -> bool:
+    def rendezvous(self, r: int, key: object, threads: int, needed: Optional[int],
+                   blocking: bool = True) -> bool:
         """A barrier that completes once `needed` threads have arrived (None: every role).
 
         `__syncthreads` waits for every role; `bar.sync id, n` for any `n` threads,
@@ -228,6 +229,9 @@ class ProtocolSim:
                 group["done"] = True
                 del self.open_group[key]
         group = level[1]
+        if not blocking:                 # bar.arrive: counted, and on its way
+            del self.at_barrier[r]
+            return True
         if not group.get("done"):
             return False
         del self.at_barrier[r]
@@ -240,6 +244,9 @@ class ProtocolSim:
 
     def on_named_sync(self, r: int, ev: Event) -> bool:
         return self.rendezvous(r, ev.barrier, ev.mult, ev.value or None)
+
+    def on_named_arrive(self, r: int, ev: Event) -> bool:
+        return self.rendezvous(r, ev.barrier, ev.mult, ev.value or None, blocking=False)
 
     def released(self, r: int, release: tuple) -> bool:
         """Whether role `r` is ordered after one release of a read."""
@@ -353,6 +360,7 @@ _HANDLERS: dict[EventKind, Callable[[ProtocolSim, int, Event], bool]] = {
     K.MBAR_WAIT: ProtocolSim.on_wait,
     K.SYNC: ProtocolSim.on_sync,
     K.NAMED_SYNC: ProtocolSim.on_named_sync,
+    K.NAMED_ARRIVE: ProtocolSim.on_named_arrive,
     K.TMA_LOAD: ProtocolSim.on_tma_load,
     K.SMEM: ProtocolSim.on_access,
     K.CP_ASYNC: ProtocolSim.on_access,

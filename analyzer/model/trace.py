@@ -567,7 +567,7 @@ class _RoleWalker:
     def on_mbarrier_method(self, c: "_Call") -> None:
         callee = c.node.callee
         if not isinstance(callee, A.Member):
-            self.on_plain(c)
+            self.on_mbarrier_function(c)
             return
         bar = self.barrier(callee.base, c.env)
         if c.intr.kind == K.MBAR_ARRIVE and c.node.args:
@@ -576,11 +576,20 @@ class _RoleWalker:
             self.b.cluster_barriers.add(bar[0] if bar else "")
         self.event(c, c.intr.kind, barrier=bar, value=c.value)
 
+    def on_mbarrier_function(self, c: "_Call") -> None:
+        """`tl::mbarrier_wait(bar, phase)`: the free-function forms name the barrier first."""
+        args = c.node.args
+        bar = self.barrier(_strip_address(args[0]), c.env) if args and c.intr.barrier == 0 else None
+        if c.intr.kind == K.MBAR_ARRIVE and len(args) > 1:      # (bar, cta_id, pred): remote
+            self.b.cluster = True
+            self.b.cluster_barriers.add(bar[0] if bar else "")
+        self.event(c, c.intr.kind, barrier=bar, value=c.value)
+
     def on_named_barrier(self, c: "_Call") -> None:
         """`bar.sync id, n`: barrier `id` completes when `n` threads have arrived."""
         args = c.node.args
         ident = self.b.eval(args[0], c.env) if args else None
-        self.event(c, K.NAMED_SYNC, barrier=("bar.sync", ident if ident is not None else -1),
+        self.event(c, c.intr.kind, barrier=("bar.sync", ident if ident is not None else -1),
                    value=c.value)
 
     def on_barrier_arg(self, c: "_Call") -> None:
@@ -677,6 +686,7 @@ _CALL_HANDLERS = {
     **{k: _RoleWalker.on_mbarrier_method for k in (
         K.MBAR_INIT, K.MBAR_ARRIVE, K.MBAR_WAIT, K.MBAR_EXPECT_TX, K.MBAR_ARRIVE_EXPECT_TX)},
     K.NAMED_SYNC: _RoleWalker.on_named_barrier,
+    K.NAMED_ARRIVE: _RoleWalker.on_named_barrier,
     K.CP_ASYNC_ARRIVE: _RoleWalker.on_barrier_arg,
     K.CP_ASYNC_ARRIVE_INC: _RoleWalker.on_barrier_arg,
     K.MMA_ARRIVE: _RoleWalker.on_barrier_arg,
