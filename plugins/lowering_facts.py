@@ -88,7 +88,12 @@ def _planner(v):
     out = []
     for lp in loops:
         stage, order = lp["software_pipeline_stage"] or [], lp["software_pipeline_order"] or []
-        producers = lp.get("software_pipeline_async_producers") or [0] * len(stage)
+        producers = lp.get("software_pipeline_async_producers") or []
+        if len(producers) != len(stage):
+            # The planner records no async producers when the body's statements are not bare
+            # copies (user warp specialization: a `T.ws` producer block and a consumer block).
+            # Its copy-like statements are then the stage-0 ones; check the shape around them.
+            producers = [1 if s == 0 else 0 for s in stage] if any(stage) else [0] * len(stage)
         where = f"loop over {lp['loop_var']} (num_stages={n})"
         problems = []
         if lp.get("tl_pipelined_num_stages") not in (None, n):

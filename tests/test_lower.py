@@ -158,3 +158,33 @@ def test_terminal_trace_is_printed(lower):
     res = lower(GEMM, "--num-stages", "2", "--arch", "sm_80", "--trace", "terminal", "--no-cache")
     assert res.code == 0
     assert "InjectSoftwarePipeline" in res.err  # TileLang's own per-pass report, passed through
+
+
+def test_autotuned_kernel_lowers_its_first_configuration_or_the_one_given(lower):
+    res = lower(PY / "autotuned.py", "--num-stages", "2", "--arch", "sm_80", "--format", "json")
+    assert res.code == 0, res.out + res.err
+    assert "@autotune'd over 2 configurations; lowered configuration 1 (block_K=32" in res.err
+    first = res.json
+    res = lower(PY / "autotuned.py", "--num-stages", "2", "--arch", "sm_80", "--param", "block_K=64",
+                "--format", "json")
+    assert res.code == 0 and "lowered configuration 2 (block_K=64" in res.err
+    smem = [v["shared_bytes"] for v in (first["variants"][0], res.json["variants"][0])]
+    assert smem[1] == 2 * smem[0]                       # block_K 64 tiles are twice the bytes
+
+
+def test_user_warp_specialized_pipeline_matches_the_planner(lower):
+    res = lower(PY / "ws_pipelined.py", "--num-stages", "2", "3", "--arch", "sm_90", "--format", "json")
+    assert res.code == 0, res.out
+    plans = [v["pipelined_loops"][0]["software_pipeline_stage"] for v in res.json["variants"]]
+    assert plans == [[0, 1], [0, 2]]                    # producer block first, consumer at N-1
+    assert not [f for f in res.json["findings"] if f["rule"] == "planner-stages"]
+
+
+def test_diagnostic_line_skips_the_source_caret():
+    from pipelint.lowering.worker import diagnostic_line
+
+    message = ("Traceback (most recent call last):\n  File \"x.py\", line 3\n"
+               "InternalError: Check failed: (extent) is false: loop extent must be constant\n"
+               "  --> examples/k.py:12:5\n   |\n12 |     for k in T.Pipelined(n):\n   |     ^^^^^^^^\n")
+    assert diagnostic_line(message) == "InternalError: Check failed: (extent) is false: loop extent must be constant"
+    assert diagnostic_line("ValueError: plain") == "ValueError: plain"

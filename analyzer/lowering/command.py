@@ -46,6 +46,7 @@ def _lower(args, host, scratch: Path) -> int:
                                     timeout=args.timeout, cache_dir=cache, trace=args.trace,
                                     trace_dir=dump / "trace")
     kernel = info.get("name") or Path(ref.file).stem
+    _autotune_note(info, params)
     report = Report(rules=dict(host.rules), errors=list(host.errors))
     lowered = analyze_variants(kernel, variants, host, dump, report, keep_paths=bool(args.dump_dir))
     from ..config import apply_config, load_config
@@ -61,6 +62,17 @@ def _lower(args, host, scratch: Path) -> int:
 
         Path(args.sarif_output).write_text(get_reporter("sarif")(report, host=host, category=args.sarif_category))
     return report.exit_code(fail_on)
+
+
+def _autotune_note(info: dict, params: dict) -> None:
+    """Say which of an `@autotune` kernel's configurations was lowered."""
+    configs = info.get("configs")
+    if info.get("kind") != "autotune" or not configs:
+        return
+    index = next((i for i, c in enumerate(configs) if all(params.get(k, v) == v for k, v in c.items())), 0)
+    shown = ", ".join(f"{k}={v}" for k, v in configs[index].items())
+    sys.stderr.write(f"pipelint: {info.get('name')} is @autotune'd over {len(configs)} configurations; "
+                     f"lowered configuration {index + 1} ({shown}); pick another with --param NAME=VALUE\n")
 
 
 def analyze_variants(kernel: str, variants, host, dump: Path, report: Report,

@@ -162,6 +162,8 @@ def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: 
     if pending:
         found = discover(ref, timeout)
         info.update(name=found["name"], kind=found["kind"], stage_param=found.get("stage_param"))
+        if "configs" in found:
+            info["configs"] = found["configs"]
 
     def work(item: tuple[Variant, Path]) -> None:
         v, path = item

@@ -18,6 +18,7 @@ import inspect
 import io
 import json
 import os
+import re
 import sys
 import traceback
 from typing import Any
@@ -55,6 +56,8 @@ def _classify(obj: Any) -> str | None:
 
     if isinstance(obj, JITImpl):
         return "jit"
+    if type(obj).__name__ == "AutoTuneImpl" and isinstance(getattr(obj, "jit_impl", None), JITImpl):
+        return "autotune"
     if isinstance(obj, PrimFunc) or type(obj).__name__ == "PrimFunc":
         return "prim_func"
     if inspect.isfunction(obj):
@@ -73,7 +76,7 @@ def find_kernel(module, path: str, name: str | None) -> tuple[str, Any, str]:
         return name, obj, kind
     kernels = [(n, o, _classify(o)) for n, o in vars(module).items()
                if getattr(o, "__module__", module.__name__) == module.__name__ or _classify(o) != "factory"]
-    found = [(n, o, k) for n, o, k in kernels if k in ("jit", "prim_func")]
+    found = [(n, o, k) for n, o, k in kernels if k in ("jit", "prim_func", "autotune")]
     if not found:
         factories = [(n, o, k) for n, o, k in kernels
                      if k == "factory" and not n.startswith("_") and _stage_param(o)]
@@ -88,7 +91,20 @@ def find_kernel(module, path: str, name: str | None) -> tuple[str, Any, str]:
     return found[0]
 
 
+def autotune_configs(obj: Any) -> list[dict]:
+    """The configurations an `@autotune` kernel would try (a list, or what its generator gives)."""
+    configs = getattr(obj, "configs", None)
+    if callable(configs):
+        try:
+            configs = configs()
+        except TypeError:       # needs the call's arguments: unknown until run
+            return []
+    return [dict(c) for c in configs or () if isinstance(c, dict)]
+
+
 def _stage_param(obj: Any) -> str | None:
+    if type(obj).__name__ == "AutoTuneImpl":
+        obj = obj.jit_impl
     func = getattr(obj, "func", obj)
     try:
         params = inspect.signature(func).parameters
@@ -98,6 +114,13 @@ def _stage_param(obj: Any) -> str | None:
 
 
 def build_prim_func(obj: Any, kind: str, params: dict, num_stages: int):
+    if kind == "autotune":
+        # the configuration given with --param, else the first the autotuner would try
+        configs = autotune_configs(obj)
+        chosen = next((c for c in configs if all(params.get(k, v) == v for k, v in c.items())),
+                      configs[0] if configs else {})
+        params = {**chosen, **params}
+        obj, kind = obj.jit_impl, "jit"
     stage_param = _stage_param(obj) if kind in ("factory", "jit") else None
     kwargs = dict(params)
     if stage_param:
@@ -280,7 +303,28 @@ def lower(spec: dict) -> dict:
 def discover(spec: dict) -> dict:
     module = load_module(spec["file"])
     name, obj, kind = find_kernel(module, spec["file"], spec.get("name"))
-    return {"ok": True, "name": name, "kind": kind, "stage_param": _stage_param(obj)}
+    found = {"ok": True, "name": name, "kind": kind, "stage_param": _stage_param(obj)}
+    if kind == "autotune":
+        found["configs"] = autotune_configs(obj)
+    return found
+
+
+_SOURCE_CONTEXT = re.compile(r"^\s*(?:[|^~\s]+|\d+\s*\|.*|-->.*|File \".*|\^+.*)$")
+
+
+def diagnostic_line(message: str) -> str:
+    """The line of a TileLang/TVM diagnostic that says what failed.
+
+    Diagnostics end with source context (`  |`, a caret line `^^^`, `--> file:line`); the
+    last line that is not context is the message (`InternalError: Check failed: ...`).
+    """
+    lines = [line.rstrip() for line in message.strip().splitlines() if line.strip()]
+    meaningful = [line for line in lines if not _SOURCE_CONTEXT.match(line)]
+    pick = meaningful or lines
+    if not pick:
+        return message.strip()
+    errors = [line for line in pick if "Error" in line or "error:" in line or "Check failed" in line]
+    return (errors or pick)[-1].strip()
 
 
 def main() -> int:
@@ -295,9 +339,8 @@ def main() -> int:
     except WorkerError as exc:
         result = {"ok": False, "kind": exc.kind, "error": str(exc)}
     except BaseException as exc:  # noqa: BLE001 - TileLang's own errors become findings
-        lines = [line for line in str(exc).strip().splitlines() if line.strip()]
-        result = {"ok": False, "kind": "lower", "error": f"{type(exc).__name__}: "
-                  f"{lines[-1] if lines else exc}", "detail": traceback.format_exc()[-4000:]}
+        result = {"ok": False, "kind": "lower", "error": f"{type(exc).__name__}: {diagnostic_line(str(exc))}",
+                  "detail": traceback.format_exc()[-4000:]}
     sys.stdout.write("\n@@PIPELINT@@" + json.dumps(result))
     sys.stdout.flush()
     return 0
