@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Optional, Sequence
 
 from . import __version__
@@ -28,9 +29,12 @@ def build_parser(host=None) -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="lint .cu/.cuh files and folders")
     check.add_argument("paths", nargs="+", metavar="PATH")
     add_output_options(check)
-    check.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (0: auto)")
-    check.add_argument("--max-file-size", type=float, default=16.0, metavar="MB",
+    check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (0: auto; capped at the cores)")
+    check.add_argument("--max-file-size", type=float, default=None, metavar="MB",
                        help="skip files larger than this (default 16 MB)")
+    check.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+                       help="stop analysing a file after this long and report analysis-limit "
+                            "(default 20 s; 0: no limit)")
     check.set_defaults(func=cmd_check)
     rules = sub.add_parser("rules", help="list every rule with its plugin and default severity")
     rules.add_argument("--format", choices=("text", "json"), default="text")
@@ -85,14 +89,28 @@ def emit(args, report, host) -> None:
     text = get_reporter(args.format)(report, colour=colour, statistics=args.statistics,
                                      host=host, category=args.sarif_category)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write_or_keep(args.output, text, "-o")
     else:
         out_stream.write(text)
     if args.sarif_output:
         sarif = get_reporter("sarif")(report, host=host, category=args.sarif_category)
-        with open(args.sarif_output, "w", encoding="utf-8") as fh:
-            fh.write(sarif)
+        write_or_keep(args.sarif_output, sarif, "--sarif-output")
+
+
+def write_or_keep(path: str, text: str, option: str) -> None:
+    """Write a report; if the path cannot be written, keep the finished analysis (in a temporary
+    file, named in the message) and make it a usage error."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        import tempfile
+
+        fd, kept = tempfile.mkstemp(prefix="pipelint-report-", suffix=Path(path).suffix or ".txt")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        raise UsageError(f"cannot write {option} {path}: {exc.strerror or exc}; the report was kept "
+                         f"in {kept}") from None
 
 
 def cmd_check(args, host) -> int:
@@ -105,8 +123,13 @@ def cmd_check(args, host) -> int:
         print(f"pipelint: {note}", file=sys.stderr)
     if not files:
         raise UsageError("nothing to check: no .cu or .cuh files in the given paths")
-    options = CheckOptions(max_bytes=int(args.max_file_size * 1024 * 1024), jobs=args.jobs,
-                           disable=tuple(args.disable_plugin))
+    from .config import positive
+
+    size = positive(first(args.max_file_size, config.max_file_size, 16.0), "--max-file-size")
+    budget = positive(first(args.time_budget, config.time_budget, 20.0), "--time-budget", zero=True)
+    jobs = int(positive(first(args.jobs, config.jobs, 0), "--jobs", integer=True, zero=True))
+    options = CheckOptions(max_bytes=int(size * 1024 * 1024), jobs=jobs, disable=tuple(args.disable_plugin),
+                           time_budget=budget)
     report = run_check(files, host, options)
     fail_on = apply_config(report, config, args, host)
     emit(args, report, host)
@@ -155,6 +178,11 @@ def _disable_from_argv(argv: Sequence[str]) -> list[str]:
         elif a.startswith("--disable-plugin="):
             names.append(a.split("=", 1)[1])
     return names
+
+
+def first(*values):
+    """The first value that is set: command line, then configuration, then default."""
+    return next(v for v in values if v is not None)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

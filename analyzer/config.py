@@ -6,6 +6,7 @@ typo never silently disables a check.
 """
 from __future__ import annotations
 
+import os
 import fnmatch
 import json
 import re
@@ -18,7 +19,7 @@ from .findings import Finding, Location, Report, Severity
 from .pluginhost import PluginHost, UsageError
 
 KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "per-kernel-ignores", "severity",
-        "fail-on", "max-file-size", "jobs"}
+        "fail-on", "max-file-size", "jobs", "time-budget"}
 SUPPRESS = re.compile(r"//\s*pipelint:\s*ignore(?:\[([^\]]*)\])?")
 
 
@@ -32,6 +33,9 @@ class Config:
     per_kernel_ignores: dict[str, set[str]] = field(default_factory=dict)
     severity: dict[str, Severity] = field(default_factory=dict)
     fail_on: Optional[Severity] = None
+    jobs: Optional[int] = None
+    max_file_size: Optional[float] = None      # MB
+    time_budget: Optional[float] = None        # seconds per file
 
 
 def find_pyproject(paths: Sequence[str]) -> Optional[Path]:
@@ -40,8 +44,13 @@ def find_pyproject(paths: Sequence[str]) -> Optional[Path]:
         candidate = d / "pyproject.toml"
         if candidate.is_file():
             try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, OSError):
+                text = candidate.read_text(encoding="utf-8")
+                data = tomllib.loads(text)
+            except OSError:
+                continue
+            except tomllib.TOMLDecodeError as exc:
+                if "tool.pipelint" in text:   # ours, and broken: say so instead of ignoring it
+                    raise UsageError(f"{candidate}: invalid TOML: {exc}") from None
                 continue
             if "pipelint" in data.get("tool", {}):
                 return candidate
@@ -75,6 +84,12 @@ def load_config(paths: Sequence[str], explicit: Optional[str], host: PluginHost)
     if unknown:
         raise UsageError(f"{p}: unknown key(s) in [tool.pipelint]: {', '.join(unknown)}")
     where = f"{p} [tool.pipelint]"
+    for key in ("per-file-ignores", "per-kernel-ignores", "severity"):
+        if not isinstance(table.get(key, {}), dict):
+            raise UsageError(f"{where} {key}: expected a table, got {type(table[key]).__name__}")
+    for key in ("select", "ignore", "extend-select"):
+        if key in table and not isinstance(table[key], (list, str)):
+            raise UsageError(f"{where} {key}: expected a list of rule ids, got {type(table[key]).__name__}")
     cfg = Config(path=str(p))
     if "select" in table:
         cfg.select = _ids(table["select"], where + " select", host)
@@ -95,7 +110,24 @@ def load_config(paths: Sequence[str], explicit: Optional[str], host: PluginHost)
             cfg.fail_on = Severity.parse(table["fail-on"])
         except ValueError as exc:
             raise UsageError(f"{where} fail-on: {exc}") from None
+    if "jobs" in table:
+        cfg.jobs = int(positive(table["jobs"], f"{where} jobs", integer=True, zero=True))
+    if "max-file-size" in table:
+        cfg.max_file_size = positive(table["max-file-size"], f"{where} max-file-size")
+    if "time-budget" in table:
+        cfg.time_budget = positive(table["time-budget"], f"{where} time-budget", zero=True)
     return cfg
+
+
+def positive(value, where: str, integer: bool = False, zero: bool = False) -> float:
+    """A finite number > 0 (or >= 0), or a usage error that names the setting."""
+    import math
+
+    ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
+    if isinstance(value, bool) or not ok_type or not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+        kind = "an integer" if integer else "a number"
+        raise UsageError(f"{where}: expected {kind} {'>= 0' if zero else '> 0'}, got {value!r}")
+    return value
 
 
 def _enabled(rule: str, cfg: Config, args) -> bool:
@@ -124,6 +156,8 @@ def _file_ignored(f: Finding, cfg: Config) -> bool:
 def inline_suppressions(path: str) -> dict[int, tuple[set[str], int]]:
     """line -> (rule ids, column) of `// pipelint: ignore[RULE,...]` comments."""
     out: dict[int, tuple[set[str], int]] = {}
+    if not os.path.isfile(path):      # FIFOs and devices are never read (they would block)
+        return out
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             for n, line in enumerate(fh, 1):
@@ -195,15 +229,23 @@ def _apply_baseline(report: Report, args) -> None:
 
     if getattr(args, "write_baseline", None):
         prints = sorted({fingerprint(f) for f in report.findings})
-        with open(args.write_baseline, "w", encoding="utf-8") as fh:
-            json.dump({"tool": "pipelint", "fingerprints": prints}, fh, indent=2)
-            fh.write("\n")
+        try:
+            with open(args.write_baseline, "w", encoding="utf-8") as fh:
+                json.dump({"tool": "pipelint", "fingerprints": prints}, fh, indent=2)
+                fh.write("\n")
+        except OSError as exc:
+            raise UsageError(f"cannot write baseline {args.write_baseline}: {exc.strerror or exc}") from None
     if getattr(args, "baseline", None):
         try:
             with open(args.baseline, encoding="utf-8") as fh:
-                known = set(json.load(fh)["fingerprints"])
-        except (OSError, ValueError, KeyError) as exc:
+                data = json.load(fh)
+        except (OSError, ValueError) as exc:
             raise UsageError(f"cannot read baseline {args.baseline}: {exc}") from None
+        prints = data.get("fingerprints") if isinstance(data, dict) else None
+        if not isinstance(prints, list) or not all(isinstance(p, str) for p in prints):
+            raise UsageError(f"baseline {args.baseline} is not a pipelint baseline (expected "
+                             f'{{"fingerprints": [...strings]}}; write one with --write-baseline)')
+        known = set(prints)
         kept = [f for f in report.findings if fingerprint(f) not in known]
         report.baselined = len(report.findings) - len(kept)
         report.findings = kept

@@ -22,4 +22,10 @@ UNUSED_SUPPRESSION = Rule(
     "unused-suppression", "UnusedSuppression", "Suppression comment matches no finding",
     "A `// pipelint: ignore[RULE]` comment suppresses nothing on its line or the next, or names "
     "no rule.", Severity.NOTE, "Remove the comment or fix the rule id.", ("tool",))
-CORE_RULES = (PARSE_ERROR, UNREADABLE, NO_KERNEL, UNUSED_SUPPRESSION)
+ANALYSIS_LIMIT = Rule(
+    "analysis-limit", "AnalysisLimit", "File exceeded its analysis budget",
+    "Analysing the file took longer than the per-file time budget (`--time-budget`, default 20 s) "
+    "or more memory than allowed; its findings are incomplete. Every other file's results are kept.",
+    Severity.ERROR, "Raise the budget for this file, or report the file: the model should never need it.",
+    ("tool",))
+CORE_RULES = (PARSE_ERROR, UNREADABLE, NO_KERNEL, UNUSED_SUPPRESSION, ANALYSIS_LIMIT)

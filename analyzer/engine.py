@@ -6,13 +6,18 @@ processes when there are enough of them to pay for the start-up.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import stat
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from .core_rules import NO_KERNEL, PARSE_ERROR, UNREADABLE
+from .core_rules import ANALYSIS_LIMIT, NO_KERNEL, PARSE_ERROR, UNREADABLE
 from .cuda import CudaSyntaxError, parse
 from .findings import FileResult, Finding, Location, Report, ToolError
 from .pluginhost import PluginHost, UsageError, load_plugins
@@ -21,11 +26,40 @@ SUFFIXES = (".cu", ".cuh")
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 
 
+DEFAULT_TIME_BUDGET = 20.0
+
+
 @dataclass(frozen=True)
 class CheckOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
     jobs: int = 0
     disable: tuple[str, ...] = ()
+    time_budget: float = DEFAULT_TIME_BUDGET      # seconds per file (0: none)
+
+
+class _OverBudget(BaseException):
+    """Raised in the analysing thread when a file's time budget runs out (a BaseException, so
+    no plugin-isolation `except Exception` swallows it)."""
+
+
+@contextlib.contextmanager
+def time_budget(seconds: float):
+    """Interrupt the analysis of one file after `seconds` (main thread, POSIX timers)."""
+    usable = seconds > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _OverBudget()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def collect_files(paths: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -53,6 +87,10 @@ def _file_finding(rule, path: str, message: str, line: int = 1, column: int = 1)
 
 def read_source(path: str, max_bytes: int) -> tuple[Optional[str], Optional[Finding]]:
     try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode) else "a device"
+            return None, _file_finding(UNREADABLE, path, f"{kind}, not a regular file: skipped")
         size = os.path.getsize(path)
         if size > max_bytes:
             return None, _file_finding(UNREADABLE, path, f"file is {size / 2**20:.1f} MB, over the "
@@ -145,11 +183,20 @@ def describe_counts(counts: list[int], simulated: list[int]) -> str:
     return ", ".join(map(str, counts[:-1])) + f" or {counts[-1]} iterations"
 
 
-def check_file(path: str, host: PluginHost, max_bytes: int) -> tuple[FileResult, list[Finding], list[ToolError]]:
+def check_file(path: str, host: PluginHost, max_bytes: int,
+               budget: float = DEFAULT_TIME_BUDGET) -> tuple[FileResult, list[Finding], list[ToolError]]:
     source, problem = read_source(path, max_bytes)
     if problem is not None:
         return FileResult(path, False, error=problem.message), [problem], []
-    return check_source(path, source or "", host)
+    started = time.monotonic()
+    try:
+        with time_budget(budget):
+            return check_source(path, source or "", host)
+    except (_OverBudget, MemoryError, RecursionError) as exc:
+        what = (f"analysis stopped after {time.monotonic() - started:.1f} s (time budget {budget:g} s)"
+                if isinstance(exc, _OverBudget) else f"analysis ran out of {type(exc).__name__[:-5].lower()}")
+        finding = _file_finding(ANALYSIS_LIMIT, path, f"{what}; this file's findings are incomplete")
+        return FileResult(path, True, error=finding.message), [finding], []
 
 
 _WORKER_HOST: Optional[PluginHost] = None
@@ -160,20 +207,23 @@ def _worker_init(disable: tuple[str, ...]) -> None:
     _WORKER_HOST = load_plugins(disable)
 
 
-def _worker(args: tuple[str, int]):
+def _worker(args: tuple[str, int, float]):
     assert _WORKER_HOST is not None
-    return check_file(args[0], _WORKER_HOST, args[1])
+    return check_file(args[0], _WORKER_HOST, args[1], args[2])
 
 
 def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions) -> Report:
-    files = list(files)
+    # One report whatever order the paths came in (and each file once): byte-identical output.
+    files = sorted(dict.fromkeys(files))
     report = Report(rules=dict(host.rules), errors=list(host.errors))
-    jobs = options.jobs or (min(os.cpu_count() or 1, 8) if len(files) >= 8 else 1)
+    cores = os.cpu_count() or 1
+    jobs = min(options.jobs, cores) if options.jobs else (min(cores, 8) if len(files) >= 8 else 1)
     if jobs > 1 and len(files) > 1:
         with ProcessPoolExecutor(jobs, initializer=_worker_init, initargs=(options.disable,)) as pool:
-            results = list(pool.map(_worker, [(f, options.max_bytes) for f in files], chunksize=4))
+            results = list(pool.map(_worker, [(f, options.max_bytes, options.time_budget) for f in files],
+                                    chunksize=4))
     else:
-        results = [check_file(f, host, options.max_bytes) for f in files]
+        results = [check_file(f, host, options.max_bytes, options.time_budget) for f in files]
     for result, findings, errors in results:
         report.files.append(result)
         report.findings.extend(dedupe(findings))

@@ -80,6 +80,8 @@ def line_hashes(text: str) -> dict[int, str]:
 
 @functools.lru_cache(maxsize=128)
 def _cached_hashes(path: str, mtime_ns: int, size: int) -> dict[int, str]:
+    if not os.path.isfile(path):      # FIFOs and devices are never read (they would block)
+        return {}
     with open(path, encoding="utf-8", errors="replace", newline="") as fh:
         return line_hashes(fh.read())
 

@@ -20,6 +20,13 @@ RULES = (
          "pointers passed to it are treated as possible reads and writes.",
          Severity.NOTE, "Nothing to fix in the kernel; report the intrinsic so pipelint learns it.",
          ("coverage",)),
+    Rule("implausible-value", "ImplausibleValue",
+         "A count in the kernel is outside what CUDA allows",
+         "A thread count, mbarrier arrival count or similar value read from the kernel is negative, "
+         "zero or beyond the hardware's limits. pipelint analyses the kernel with the value bounded "
+         "(and says so) instead of simulating what cannot run.",
+         Severity.WARNING, "Fix the value; the kernel cannot launch or its barrier never completes.",
+         ("correctness", "coverage")),
 )
 _R = rules_by_id(RULES)
 
@@ -34,4 +41,6 @@ def pipelint_check_kernel(kernel, parsed, path):
     return [make_finding(_R["unknown-intrinsic"], path, kernel, node,
                          f"{name} is not in pipelint's intrinsics table: its effect on shared memory "
                          f"and barriers is not modelled")
-            for name, node in sorted(kernel.trace.unknown.items())]
+            for name, node in sorted(kernel.trace.unknown.items())] + [
+        make_finding(_R["implausible-value"], path, kernel, node, message)
+        for node, message in kernel.implausible]

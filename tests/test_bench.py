@@ -68,6 +68,7 @@ def test_bench_without_a_gpu_says_so_in_one_line(run_cli):
     assert res.err.count("\n") == 1 and "GPU" in res.err
 
 
+@pytest.mark.tilelang
 @pytest.mark.skipif(__import__("importlib").util.find_spec("tilelang") is None, reason="needs tilelang")
 def test_static_side_of_a_bench_variant_runs_on_cpu(tmp_path, monkeypatch):
     """What bench puts beside each measurement comes from compile-only lowering (no GPU)."""

@@ -21,6 +21,7 @@ def _templates() -> Path:
     return Path(spec.origin).parent / "src" / "tl_templates" / "cuda"
 
 
+@pytest.mark.tilelang
 def test_every_template_function_of_the_pipeline_is_classified():
     names = set()
     for header in _templates().rglob("*.h"):

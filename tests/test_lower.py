@@ -9,8 +9,8 @@ import pytest
 
 from conftest import ROOT
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("tilelang") is None,
-                                reason="needs the tilelang extra")
+pytestmark = [pytest.mark.tilelang, pytest.mark.skipif(importlib.util.find_spec("tilelang") is None,
+                                                      reason="needs the tilelang extra")]
 GEMM = ROOT / "examples" / "gemm.py"
 PY = ROOT / "tests" / "fixtures" / "pyfiles"
 

@@ -129,6 +129,7 @@ def test_pure_python_lark_and_lark_cython_build_the_same_ast():
     assert info.value.line == 1 and "expected" in info.value.message
 
 
+@pytest.mark.tilelang
 @pytest.mark.skipif(__import__("importlib").util.find_spec("tilelang") is None, reason="needs tilelang")
 @pytest.mark.parametrize("job", [("gemm.py", "matmul", "gemm_f16", {}, "sm_80", 3),
                                  ("flash_attention.py", "flash_attention", "flash_attn_fwd", {}, "sm_90", 2)])

@@ -120,6 +120,7 @@ def test_shared_memory_budget():
     assert f.rule == "shared-memory-budget" and "166912" in f.message
 
 
+@pytest.mark.tilelang
 @pytest.mark.skipif(importlib.util.find_spec("tilelang") is None, reason="needs tilelang")
 def test_budget_from_a_real_lowering(run_cli, tmp_path, monkeypatch):
     monkeypatch.setenv("PIPELINT_CACHE_DIR", str(tmp_path))

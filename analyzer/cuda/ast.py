@@ -404,7 +404,14 @@ class TranslationUnit(Node):
 
 
 def parse_number(text: str) -> Union[int, float]:
-    """Value of a C literal: `16`, `0x1F`, `8u`, `1.5f`, `0x0p+0f`."""
+    """Value of a C literal: `16`, `0x1F`, `8u`, `1.5f`, `0x0p+0f`; NaN (unknown) if malformed (`028`)."""
+    try:
+        return _parse_number(text)
+    except (ValueError, OverflowError):
+        return float("nan")
+
+
+def _parse_number(text: str) -> Union[int, float]:
     t = text.lower()
     if t.startswith("0x") and "p" in t:
         return float.fromhex(t.rstrip("fl"))

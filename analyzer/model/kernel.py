@@ -22,6 +22,9 @@ from .intrinsics import SYNC_KINDS, K
 from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, is_runtime_bound
 
 
+MAX_THREADS = 1024    # CUDA's limit of threads per block
+
+
 @dataclass(frozen=True, slots=True)
 class BufferStages:
     """How a pipelined buffer is versioned: stage stride and slot count."""
@@ -42,6 +45,7 @@ class KernelModel:
         self.func = func
         self.name = func.name
         self.lines = lines
+        self.implausible: list[tuple[A.Node, str]] = []   # input values analysed in a bounded way
         self.threads = self._threads()
         self.index = index or KernelIndex(func.body, registry)
         self.layout = SharedLayout(self.index.declarations)
@@ -56,6 +60,10 @@ class KernelModel:
         # The version dimension is a property of the buffers, not of one trip
         # count: a one-iteration scenario touches one slot and could not see it.
         self.stages = stages if stages is not None else self._stages()
+        for ev in self.trace.all_events():
+            if ev.kind == K.MBAR_INIT and ev.value is not None and ev.value <= 0:
+                self.implausible.append((ev.node, f"mbarrier init count {ev.value} can never complete a phase"))
+                break
 
     # ---------------------------------------------------------------- run-time trip counts
     def trip_scenarios(self) -> list[int]:
@@ -101,9 +109,14 @@ class KernelModel:
         return [loop for loop in self.trace.loops.values() if loop.pipelined]
 
     def _threads(self) -> int:
+        """Threads per block from `__launch_bounds__` (128 without), within CUDA's 1..1024."""
         bounds = self.func.attribute("__launch_bounds__")
         if bounds and bounds.args:
             value = evaluate(bounds.args[0], {})
+            if value is not None and not 1 <= value <= MAX_THREADS:
+                self.implausible.append((bounds, f"__launch_bounds__({value}) is outside CUDA's 1..{MAX_THREADS} "
+                                                 f"threads per block; analysed as {MAX_THREADS if value > 0 else 128}"))
+                return MAX_THREADS if value > 0 else 128
             if value:
                 return value
         return 128

@@ -345,9 +345,10 @@ class _RoleWalker:
             return
         simulated = trip
         period = self.b.period
-        if pipelined and trip > 4 * period + 4:
+        if trip > 4 * period + 4:
             # Slots and parities repeat with `period`; a prefix congruent to the
-            # trip count ends in the same state as the full loop.
+            # trip count ends in the same state as the full loop.  The work is
+            # bounded by the period, never by a count read from the input.
             simulated = 3 * period + (trip % period)
         self.b.loops.setdefault(id(loop), LoopInfo(
             loop, var, start, trip, simulated, pipelined, runtime=is_runtime_bound(loop)))
@@ -355,6 +356,8 @@ class _RoleWalker:
             self.pipeline_vars.add(var)
         saved = env.get(var, _UNSET)
         for value in range(start, start + simulated):
+            if self.b.truncated:
+                break
             inner_it = it + ((id(loop), value),) if pipelined else it
             env[var] = value
             self.loop_stack.append((var, value))

@@ -14,6 +14,8 @@ _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
 
 @functools.lru_cache(maxsize=64)
 def _cached_lines(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
+    if not os.path.isfile(path):      # FIFOs and devices are never read (they would block)
+        return ()
     with open(path, encoding="utf-8", errors="replace") as fh:
         return tuple(fh.read().splitlines())
 
