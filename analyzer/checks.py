@@ -7,7 +7,7 @@ viewers and the text reporter show both).
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
 
 from .cuda import ast as A
 from .cuda.linemap import is_tilelang_internal
@@ -38,7 +38,7 @@ def origin_locations(model, node: A.Node) -> list[Location]:
 
 def make_finding(rule: Rule, path: str, model, node: A.Node, message: str,
                  related: Iterable[tuple[A.Node, str]] = (),
-                 severity: Optional[Severity] = None) -> Finding:
+                 severity: Severity | None = None) -> Finding:
     rel: list[Location] = [location(path, n, msg) for n, msg in related]
     rel = rel[:8] + origin_locations(model, node)
     return Finding(rule.id, severity or rule.severity, message, location(path, node), tuple(rel[:9]),

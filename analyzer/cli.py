@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 from . import __version__
 from .pluginhost import UsageError, load_plugins
@@ -21,7 +21,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"pipelint: error: {message}\n")
 
 
+FORMATS: tuple[str, ...] = ("text", "json", "sarif", "github")   # replaced by the host's registry
+
+
 def build_parser(host=None) -> argparse.ArgumentParser:
+    global FORMATS
+    if host is not None and host.formats:
+        FORMATS = tuple(sorted(host.formats))
     parser = _Parser(prog="pipelint", description="Static analyzer for software pipelines in "
                      "TileLang-generated CUDA.")
     parser.add_argument("--version", action="version", version=f"pipelint {__version__}")
@@ -56,7 +62,8 @@ def build_parser(host=None) -> argparse.ArgumentParser:
 
 
 def add_output_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="output format: " + ", ".join(FORMATS) + " (plugins add more)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
     p.add_argument("--sarif-output", metavar="FILE", help="also write SARIF here")
     p.add_argument("--sarif-category", metavar="ID", help="SARIF automationDetails.id")
@@ -86,14 +93,14 @@ def emit(args, report, host) -> None:
 
     out_stream = sys.stdout
     colour = not args.output and _colour(args, out_stream)
-    text = get_reporter(args.format)(report, colour=colour, statistics=args.statistics,
+    text = get_reporter(args.format, host)(report, colour=colour, statistics=args.statistics,
                                      host=host, category=args.sarif_category)
     if args.output:
         write_or_keep(args.output, text, "-o")
     else:
         out_stream.write(text)
     if args.sarif_output:
-        sarif = get_reporter("sarif")(report, host=host, category=args.sarif_category)
+        sarif = get_reporter("sarif", host)(report, host=host, category=args.sarif_category)
         write_or_keep(args.sarif_output, sarif, "--sarif-output")
 
 
@@ -185,7 +192,7 @@ def first(*values):
     return next(v for v in values if v is not None)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         host = load_plugins(_disable_from_argv(argv))

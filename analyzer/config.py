@@ -6,14 +6,14 @@ typo never silently disables a check.
 """
 from __future__ import annotations
 
-import os
 import fnmatch
 import json
+import os
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Optional, Sequence
 
 from .findings import Finding, Location, Report, Severity
 from .pluginhost import PluginHost, UsageError
@@ -25,20 +25,20 @@ SUPPRESS = re.compile(r"//\s*pipelint:\s*ignore(?:\[([^\]]*)\])?")
 
 @dataclass
 class Config:
-    path: Optional[str] = None
-    select: Optional[set[str]] = None
+    path: str | None = None
+    select: set[str] | None = None
     ignore: set[str] = field(default_factory=set)
     extend_select: set[str] = field(default_factory=set)
     per_file_ignores: dict[str, set[str]] = field(default_factory=dict)
     per_kernel_ignores: dict[str, set[str]] = field(default_factory=dict)
     severity: dict[str, Severity] = field(default_factory=dict)
-    fail_on: Optional[Severity] = None
-    jobs: Optional[int] = None
-    max_file_size: Optional[float] = None      # MB
-    time_budget: Optional[float] = None        # seconds per file
+    fail_on: Severity | None = None
+    jobs: int | None = None
+    max_file_size: float | None = None      # MB
+    time_budget: float | None = None        # seconds per file
 
 
-def find_pyproject(paths: Sequence[str]) -> Optional[Path]:
+def find_pyproject(paths: Sequence[str]) -> Path | None:
     start = Path(paths[0]).resolve() if paths else Path.cwd()
     for d in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
         candidate = d / "pyproject.toml"
@@ -66,15 +66,16 @@ def _ids(value, where: str, host: PluginHost) -> set[str]:
     return ids
 
 
-def load_config(paths: Sequence[str], explicit: Optional[str], host: PluginHost) -> Config:
+def load_config(paths: Sequence[str], explicit: str | None, host: PluginHost) -> Config:
     if explicit:
         p = Path(explicit)
         if not p.is_file():
             raise UsageError(f"config file not found: {explicit}")
     else:
-        p = find_pyproject(paths)
-        if p is None:
+        found = find_pyproject(paths)
+        if found is None:
             return Config()
+        p = found
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -241,11 +242,11 @@ def _apply_baseline(report: Report, args) -> None:
                 data = json.load(fh)
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot read baseline {args.baseline}: {exc}") from None
-        prints = data.get("fingerprints") if isinstance(data, dict) else None
-        if not isinstance(prints, list) or not all(isinstance(p, str) for p in prints):
+        listed = data.get("fingerprints") if isinstance(data, dict) else None
+        if not isinstance(listed, list) or not all(isinstance(p, str) for p in listed):
             raise UsageError(f"baseline {args.baseline} is not a pipelint baseline (expected "
                              f'{{"fingerprints": [...strings]}}; write one with --write-baseline)')
-        known = set(prints)
+        known = set(listed)
         kept = [f for f in report.findings if fingerprint(f) not in known]
         report.baselined = len(report.findings) - len(kept)
         report.findings = kept

@@ -12,10 +12,10 @@ import signal
 import stat
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
 
 from .core_rules import ANALYSIS_LIMIT, NO_KERNEL, PARSE_ERROR, UNREADABLE
 from .cuda import CudaSyntaxError, parse
@@ -85,7 +85,7 @@ def _file_finding(rule, path: str, message: str, line: int = 1, column: int = 1)
                    plugin="pipelint")
 
 
-def read_source(path: str, max_bytes: int) -> tuple[Optional[str], Optional[Finding]]:
+def read_source(path: str, max_bytes: int) -> tuple[str | None, Finding | None]:
     try:
         mode = os.stat(path).st_mode
         if not stat.S_ISREG(mode):
@@ -199,7 +199,7 @@ def check_file(path: str, host: PluginHost, max_bytes: int,
         return FileResult(path, True, error=finding.message), [finding], []
 
 
-_WORKER_HOST: Optional[PluginHost] = None
+_WORKER_HOST: PluginHost | None = None
 
 
 def _worker_init(disable: tuple[str, ...]) -> None:

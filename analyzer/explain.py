@@ -57,7 +57,7 @@ def explain_kernel(m: KernelModel) -> list[str]:
         depth = "orders nothing (can go)" if best is None else f"deepest safe value {best}"
         out.append(f"  cp_async_wait<{ev.value}> line {ev.node.span.line}: {depth}")
     if m.barriers:
-        inits = {}
+        inits: dict[tuple, int | None] = {}
         for ev in m.trace.all_events():
             if ev.kind == K.MBAR_INIT and ev.barrier:
                 inits.setdefault(ev.barrier, ev.value)

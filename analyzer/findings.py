@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Optional
 
 
-class Severity(str, enum.Enum):
+class Severity(enum.StrEnum):
     ERROR = "error"
     WARNING = "warning"
     NOTE = "note"
@@ -21,7 +20,7 @@ class Severity(str, enum.Enum):
         return {"error": 3, "warning": 2, "note": 1}[self.value]
 
     @classmethod
-    def parse(cls, text: str) -> "Severity":
+    def parse(cls, text: str) -> Severity:
         try:
             return cls(text.lower())
         except ValueError:
@@ -47,8 +46,8 @@ class Location:
     path: str
     line: int
     column: int = 1
-    end_line: Optional[int] = None
-    end_column: Optional[int] = None
+    end_line: int | None = None
+    end_column: int | None = None
     message: str = ""
 
 
@@ -59,8 +58,8 @@ class Finding:
     message: str
     location: Location
     related: tuple[Location, ...] = ()
-    kernel: Optional[str] = None
-    plugin: Optional[str] = None
+    kernel: str | None = None
+    plugin: str | None = None
 
     @property
     def sort_key(self) -> tuple:
@@ -73,8 +72,8 @@ class ToolError:
     """A failure of the tool, not of the kernel: crashed plugin, unreadable file."""
 
     message: str
-    path: Optional[str] = None
-    plugin: Optional[str] = None
+    path: str | None = None
+    plugin: str | None = None
     internal: bool = True
     detail: str = ""
 
@@ -84,7 +83,7 @@ class FileResult:
     path: str
     parsed: bool
     kernels: tuple[str, ...] = ()
-    error: Optional[str] = None
+    error: str | None = None
 
 
 @dataclass

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from typing import Optional
 
 from .findings import Finding
 
@@ -95,7 +94,7 @@ def file_line_hashes(path: str) -> dict[int, str]:
         return {}
 
 
-def line_hash(path: str, line: int) -> Optional[str]:
+def line_hash(path: str, line: int) -> str | None:
     return file_line_hashes(path).get(line)
 
 

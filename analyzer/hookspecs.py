@@ -5,7 +5,8 @@ Built-in checks in `plugins/` and third-party packages implement these with
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import pluggy
 
@@ -21,7 +22,7 @@ hookspec = pluggy.HookspecMarker("pipelint")
 
 # ---------------------------------------------------------------- load time
 @hookspec
-def pipelint_rules() -> "Iterable[Rule]":
+def pipelint_rules() -> Iterable[Rule]:  # type: ignore[empty-body]
     """Declare the rules this plugin can report.
 
     Called once when plugins are loaded.  Rule ids must be unique across all
@@ -30,7 +31,7 @@ def pipelint_rules() -> "Iterable[Rule]":
 
 
 @hookspec
-def pipelint_add_commands(subparsers: "argparse._SubParsersAction") -> None:
+def pipelint_add_commands(subparsers: argparse._SubParsersAction) -> None:
     """Add subcommands to the `pipelint` CLI (the GPU bench plugin adds `bench`).
 
     A command sets `func=callable(args, host) -> int` as a parser default; `host`
@@ -38,9 +39,20 @@ def pipelint_add_commands(subparsers: "argparse._SubParsersAction") -> None:
     """
 
 
+@hookspec
+def pipelint_output_formats() -> dict[str, Callable[..., str]]:  # type: ignore[empty-body]
+    """Output formats this plugin adds, by name: `render(report, **options) -> str`.
+
+    `report` is the finished `pipelint.findings.Report`; options the CLI passes
+    are `colour`, `statistics`, `host` (the `PluginHost`) and `category`; accept
+    `**_` for the rest.  The name becomes a choice of `--format` for `check`
+    and `lower` (flake8's `flake8.report` entry points play the same role).
+    """
+
+
 # ---------------------------------------------------------------- check time
 @hookspec
-def pipelint_check_kernel(kernel: "KernelModel", parsed: "ParsedFile", path: str) -> "Iterable[Finding]":
+def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> Iterable[Finding]:  # type: ignore[empty-body]
     """Check one `__global__` kernel and return findings.
 
     :param kernel: the kernel model (shared buffers, pipelined loops, async
@@ -55,13 +67,13 @@ def pipelint_check_kernel(kernel: "KernelModel", parsed: "ParsedFile", path: str
 
 
 @hookspec
-def pipelint_check_file(parsed: "ParsedFile", path: str) -> "Iterable[Finding]":
+def pipelint_check_file(parsed: ParsedFile, path: str) -> Iterable[Finding]:  # type: ignore[empty-body]
     """Check a whole parsed file (rules that are not about one kernel)."""
 
 
 # ---------------------------------------------------------------- lowering sweeps
 @hookspec
-def pipelint_check_variants(variants: "list") -> "Iterable[Finding]":
+def pipelint_check_variants(variants: list) -> Iterable[Finding]:  # type: ignore[empty-body]
     """Check the variants of one kernel that `pipelint lower` produced, together.
 
     :param variants: `pipelint.lowering.sweep.LoweredVariant` objects, one per

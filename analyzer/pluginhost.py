@@ -12,10 +12,10 @@ import importlib
 import os
 import tomllib
 import traceback
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Iterable, Optional
 
 import pluggy
 
@@ -51,6 +51,7 @@ class PluginHost:
     rule_plugin: dict[str, str] = field(default_factory=dict)
     errors: list[ToolError] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
+    formats: dict[str, Callable[..., str]] = field(default_factory=dict)
 
     def plugin_names(self) -> list[str]:
         return sorted(name for name, _ in self.pm.list_name_plugin())
@@ -121,6 +122,9 @@ def load_plugins(disable: Iterable[str] = (), extra_modules: Iterable[object] = 
         _register(host, module, name, __version__)
     for module in extra_modules:
         _register(host, module, getattr(module, "__name__", repr(module)), "")
+    from .report import builtin as builtin_formats
+
+    _register(host, builtin_formats, "pipelint-formats", "")
     pm.check_pending()
     from .core_rules import CORE_RULES
 
@@ -128,7 +132,32 @@ def load_plugins(disable: Iterable[str] = (), extra_modules: Iterable[object] = 
         host.rules[rule.id] = rule
         host.rule_plugin[rule.id] = "pipelint"
     _collect_rules(host)
+    _collect_formats(host)
     return host
+
+
+def _collect_formats(host: PluginHost) -> None:
+    """Output formats by name, built-in first; a plugin may not replace another's format."""
+    impls = sorted(host.pm.hook.pipelint_output_formats.get_hookimpls(),
+                   key=lambda i: i.plugin_name != "pipelint-formats")
+    owner: dict[str, str] = {}
+    for impl in impls:
+        try:
+            formats: dict[str, Callable[..., str]] = dict(impl.function() or {})  # type: ignore[call-overload]
+        except Exception as exc:  # noqa: BLE001
+            host.errors.append(ToolError(f"plugin {impl.plugin_name!r} failed to declare output formats: {exc}",
+                                         plugin=impl.plugin_name))
+            continue
+        for name, render in formats.items():
+            if name in owner:
+                raise UsageError(f"output format {name!r} is declared by both {owner[name]!r} and "
+                                 f"{impl.plugin_name!r}")
+            if not callable(render):
+                host.errors.append(ToolError(f"plugin {impl.plugin_name!r} declares output format {name!r} "
+                                             f"that is not callable", plugin=impl.plugin_name))
+                continue
+            owner[name] = impl.plugin_name
+            host.formats[name] = render
 
 
 def _register(host: PluginHost, module: object, name: str, version: str) -> None:
@@ -140,7 +169,7 @@ def _register(host: PluginHost, module: object, name: str, version: str) -> None
 def _collect_rules(host: PluginHost) -> None:
     for impl in host.pm.hook.pipelint_rules.get_hookimpls():
         try:
-            rules = list(impl.function() or ())
+            rules: list[Rule] = list(impl.function() or ())  # type: ignore[call-overload]
         except Exception as exc:  # noqa: BLE001
             host.errors.append(ToolError(f"plugin {impl.plugin_name!r} failed to declare rules: {exc}",
                                          plugin=impl.plugin_name))
@@ -154,5 +183,5 @@ def _collect_rules(host: PluginHost) -> None:
             host.rule_plugin[rule.id] = impl.plugin_name
 
 
-def get_rule(host: PluginHost, rule_id: str) -> Optional[Rule]:
+def get_rule(host: PluginHost, rule_id: str) -> Rule | None:
     return host.rules.get(rule_id)

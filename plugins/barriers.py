@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pipelint import hookimpl
 from pipelint.checks import make_finding, rules_by_id
+from pipelint.findings import Rule, Severity
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
-from pipelint.findings import Rule, Severity
 
 RULES = (
     Rule("missing-barrier", "MissingBarrier",

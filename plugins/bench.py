@@ -20,7 +20,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from pipelint import hookimpl
 from pipelint.plugins.bench_analysis import DEFAULT_TOLERANCE, annotate, config_label, plot, render_table
@@ -78,14 +78,15 @@ def cmd_bench(args, host) -> int:
     return 0
 
 
-def _gpu() -> Optional[str]:
+def _gpu() -> str | None:
     """None when a CUDA GPU is usable, else the one-line reason."""
     try:
         import torch
     except ImportError:
         return "needs torch with CUDA and a GPU (pip install 'pipelint[bench]' on a GPU machine)"
     if not torch.cuda.is_available():
-        return f"no CUDA GPU visible to torch {torch.__version__} (torch.cuda.is_available() is False); bench needs a GPU"
+        return (f"no CUDA GPU visible to torch {torch.__version__} (torch.cuda.is_available() is False); "
+                "bench needs a GPU")
     return None
 
 
@@ -95,7 +96,7 @@ def parse_config(text: str) -> dict[str, Any]:
     return parse_params([item for item in text.split(",") if item]) if text else {}
 
 
-def _compile_one(job: tuple) -> Optional[str]:
+def _compile_one(job: tuple) -> str | None:
     """Worker process: compile one variant so TileLang's kernel cache holds it."""
     file, name, kwargs, stages, out_idx = job
     try:
@@ -105,7 +106,7 @@ def _compile_one(job: tuple) -> Optional[str]:
         return f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else exc}"
 
 
-def compiled_dyn_smem(kernel, recompile) -> tuple[Optional[int], str]:
+def compiled_dyn_smem(kernel, recompile) -> tuple[int | None, str]:
     """Dynamic shared memory the compiled kernel launches with, and where it was read.
 
     A kernel served from TileLang's cache may come without its device IRModule;
@@ -131,7 +132,7 @@ def compiled_dyn_smem(kernel, recompile) -> tuple[Optional[int], str]:
     return value, "uncached compile"
 
 
-def _compile(file: str, name: Optional[str], kwargs: dict, stages: int, out_idx: int):
+def _compile(file: str, name: str | None, kwargs: dict, stages: int, out_idx: int):
     import tilelang
 
     from pipelint.lowering import worker
@@ -142,7 +143,7 @@ def _compile(file: str, name: Optional[str], kwargs: dict, stages: int, out_idx:
     return tilelang.compile(func, out_idx=[out_idx], target="cuda")
 
 
-def _reference(text: Optional[str]):
+def _reference(text: str | None):
     if not text:
         return None
     if text.lstrip().startswith("lambda"):
@@ -155,7 +156,7 @@ def _reference(text: Optional[str]):
     return getattr(importlib.import_module(module), attr)
 
 
-def _evaluate(expr: Optional[str], params: dict) -> Optional[float]:
+def _evaluate(expr: str | None, params: dict) -> float | None:
     if not expr:
         return None
     return float(eval(expr, {"__builtins__": {}}, dict(params)))  # noqa: S307 - the user's own expression

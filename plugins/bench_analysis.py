@@ -6,7 +6,7 @@ and `pipelint bench --from-json` re-renders a run without a GPU.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 DEFAULT_TOLERANCE = 0.05
 
@@ -19,7 +19,7 @@ def ok_variants(cfg: dict) -> list[dict]:
     return [v for v in cfg["variants"] if v.get("status") == "ok" and v.get("latency_ms")]
 
 
-def knee(cfg: dict, tolerance: float = DEFAULT_TOLERANCE) -> Optional[dict]:
+def knee(cfg: dict, tolerance: float = DEFAULT_TOLERANCE) -> dict | None:
     """The smallest num_stages whose latency is within `tolerance` of the best."""
     ok = ok_variants(cfg)
     if not ok:
@@ -32,7 +32,7 @@ def knee(cfg: dict, tolerance: float = DEFAULT_TOLERANCE) -> Optional[dict]:
     return None
 
 
-def agreement(v: dict) -> Optional[str]:
+def agreement(v: dict) -> str | None:
     """A message when pipelint's static shared-memory estimate differs from the compiled kernel's."""
     real, static = v.get("smem_bytes_compiled"), v.get("smem_bytes_static")
     if real is None or static is None or real == static:
@@ -40,13 +40,13 @@ def agreement(v: dict) -> Optional[str]:
     return f"static estimate {static} B != compiled kernel {real} B"
 
 
-def explain(v: dict, best_ms: Optional[float], min_barriers: Optional[int]) -> list[str]:
+def explain(v: dict, best_ms: float | None, min_barriers: int | None) -> list[str]:
     """Why a variant is slow or failed, in terms of pipelint's static facts."""
     reasons = []
     status = v.get("status")
     if status == "smem-exceeded":
-        reasons.append("does not fit in shared memory"
-                       + (" (predicted: shared-memory-budget)" if "shared-memory-budget" in v.get("static", {}).get("rules", []) else ""))
+        predicted = "shared-memory-budget" in v.get("static", {}).get("rules", [])
+        reasons.append("does not fit in shared memory" + (" (predicted: shared-memory-budget)" if predicted else ""))
     elif status not in ("ok", None):
         reasons.append(status)
     static = v.get("static", {})
@@ -104,7 +104,7 @@ def render_table(doc: dict) -> str:
                          f"{100 * v['fraction_of_reference']:.0f}%" if v.get("fraction_of_reference") else "-",
                          str(v.get("smem_bytes_compiled") or "-"), str(v.get("smem_bytes_static") or "-"),
                          str(s.get("steady_wait", "-")) if s.get("steady_wait") is not None else "-",
-                         str(s.get("barriers_per_iteration", "-")) if s.get("barriers_per_iteration") is not None else "-",
+                         "-" if s.get("barriers_per_iteration") is None else str(s["barriers_per_iteration"]),
                          "; ".join(v.get("explanation") or []) + (f"; {v['agreement']}" if v.get("agreement") else "")))
         widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]

@@ -20,8 +20,8 @@ from collections import defaultdict
 
 from pipelint import hookimpl
 from pipelint.checks import rules_by_id
-from pipelint.model.intrinsics import EventKind as K
 from pipelint.findings import Finding, Location, Rule, Severity
+from pipelint.model.intrinsics import EventKind as K
 
 SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_87": 163 * 1024, "sm_89": 99 * 1024,
               "sm_90": 227 * 1024, "sm_90a": 227 * 1024, "sm_100": 227 * 1024, "sm_100a": 227 * 1024,

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from pipelint import hookimpl
 from pipelint.checks import make_finding, rules_by_id
+from pipelint.findings import Rule, Severity
+from pipelint.model import Event
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import IssueKind as I
-from pipelint.findings import Rule, Severity
 
 RULES = (
     Rule("mbarrier-arrival-count", "MBarrierArrivalCount",
@@ -98,7 +99,7 @@ def _store_fences(kernel, path):
     """Each TMA store must follow a proxy fence that follows the generic writes it reads."""
     out, seen = [], set()
     for events in kernel.trace.events:
-        unfenced: dict[str, object] = {}
+        unfenced: dict[str, Event] = {}
         for ev in events:
             if ev.kind == K.FENCE_PROXY:
                 unfenced.clear()

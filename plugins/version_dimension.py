@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pipelint import hookimpl
 from pipelint.checks import make_finding, rules_by_id
-from pipelint.model.intrinsics import HazardKind as H
 from pipelint.findings import Rule, Severity
+from pipelint.model import Event
+from pipelint.model.intrinsics import HazardKind as H
 
 RULES = (
     Rule("version-overwrite", "VersionOverwrite",
@@ -92,7 +93,7 @@ def _mismatches(kernel, path):
 def _overlaps(kernel, path):
     out = []
     loops: dict[int, set[str]] = {}
-    first_use: dict[tuple, object] = {}
+    first_use: dict[tuple, Event] = {}
     for ev in kernel.trace.all_events():
         if ev.buffer and ev.loop_id is not None and not ev.possible:
             loops.setdefault(ev.loop_id, set()).add(ev.buffer)

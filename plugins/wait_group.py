@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pipelint import hookimpl
 from pipelint.checks import make_finding, rules_by_id
-from pipelint.model.intrinsics import HazardKind as H
 from pipelint.findings import Rule, Severity
+from pipelint.model.intrinsics import HazardKind as H
 
 RULES = (
     Rule("wait-too-shallow", "WaitTooShallow",

@@ -8,8 +8,8 @@ column exclusive.  Nodes carry physical positions in the .cu file; the
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator, Optional, Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +19,7 @@ class Span:
     end_line: int
     end_column: int
 
-    def cover(self, other: "Span") -> "Span":
+    def cover(self, other: Span) -> Span:
         """The smallest span holding both."""
         start = min((self.line, self.column), (other.line, other.column))
         end = max((self.end_line, self.end_column), (other.end_line, other.end_column))
@@ -48,7 +48,7 @@ class Node:
     __slots__ = ()
     span: Span
 
-    def children(self) -> list["Node"]:
+    def children(self) -> list[Node]:
         out: list[Node] = []
         for name in _child_fields(type(self)):
             value = getattr(self, name)
@@ -62,7 +62,7 @@ class Node:
                         out.extend(i for i in item if isinstance(i, Node))
         return out
 
-    def walk(self) -> Iterator["Node"]:
+    def walk(self) -> Iterator[Node]:
         """Pre-order traversal of this node and everything below it."""
         stack: list[Node] = [self]
         pop, extend = stack.pop, stack.extend
@@ -82,7 +82,7 @@ class Name(Node):
     ident: str
     span: Span
     scope: tuple[str, ...] = ()
-    template_args: Optional[tuple[str, ...]] = None
+    template_args: tuple[str, ...] | None = None
 
     @property
     def qualified(self) -> str:
@@ -95,7 +95,7 @@ class Number(Node):
     span: Span
 
     @property
-    def value(self) -> Union[int, float]:
+    def value(self) -> int | float:
         return parse_number(self.text)
 
 
@@ -107,8 +107,8 @@ class StringLit(Node):
 
 @dataclass(frozen=True, slots=True)
 class Call(Node):
-    callee: "Expr"
-    args: tuple["Expr", ...]
+    callee: Expr
+    args: tuple[Expr, ...]
     span: Span
 
     @property
@@ -131,14 +131,14 @@ class Call(Node):
 
 @dataclass(frozen=True, slots=True)
 class Index(Node):
-    base: "Expr"
-    index: "Expr"
+    base: Expr
+    index: Expr
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class Member(Node):
-    base: "Expr"
+    base: Expr
     member: str
     arrow: bool
     span: Span
@@ -147,7 +147,7 @@ class Member(Node):
 @dataclass(frozen=True, slots=True)
 class Unary(Node):
     op: str
-    operand: "Expr"
+    operand: Expr
     span: Span
     postfix: bool = False
 
@@ -155,24 +155,24 @@ class Unary(Node):
 @dataclass(frozen=True, slots=True)
 class Binary(Node):
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class Ternary(Node):
-    cond: "Expr"
-    then: "Expr"
-    other: "Expr"
+    cond: Expr
+    then: Expr
+    other: Expr
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class Assign(Node):
     op: str
-    target: "Expr"
-    value: "Expr"
+    target: Expr
+    value: Expr
     span: Span
 
 
@@ -181,14 +181,14 @@ class Cast(Node):
     """`(T)x`, `T(x)` or `reinterpret_cast<T>(x)`; `kind` says which."""
 
     type: str
-    operand: "Expr"
+    operand: Expr
     kind: str
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class InitList(Node):
-    items: tuple["Expr", ...]
+    items: tuple[Expr, ...]
     span: Span
 
 
@@ -200,13 +200,13 @@ class SizeOf(Node):
 
 @dataclass(frozen=True, slots=True)
 class Comma(Node):
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     span: Span
 
 
-Expr = Union[Name, Number, StringLit, Call, Index, Member, Unary, Binary, Ternary,
-             Assign, Cast, InitList, SizeOf, Comma]
+Expr = (Name | Number | StringLit | Call | Index | Member | Unary | Binary | Ternary
+        | Assign | Cast | InitList | SizeOf | Comma)
 
 
 # ------------------------------------------------------------------ statements
@@ -214,8 +214,8 @@ Expr = Union[Name, Number, StringLit, Call, Index, Member, Unary, Binary, Ternar
 class Declarator(Node):
     name: str
     pointer: str
-    dims: tuple[Optional[Expr], ...]
-    init: Optional[Expr]
+    dims: tuple[Expr | None, ...]
+    init: Expr | None
     span: Span
 
 
@@ -225,7 +225,7 @@ class Declaration(Node):
     type: str
     declarators: tuple[Declarator, ...]
     span: Span
-    attributes: tuple["Attribute", ...] = ()
+    attributes: tuple[Attribute, ...] = ()
 
     def has(self, specifier: str) -> bool:
         return specifier in self.specifiers
@@ -240,7 +240,7 @@ class Attribute(Node):
 
 @dataclass(frozen=True, slots=True)
 class Compound(Node):
-    body: tuple["Stmt", ...]
+    body: tuple[Stmt, ...]
     span: Span
 
 
@@ -258,24 +258,24 @@ class Empty(Node):
 @dataclass(frozen=True, slots=True)
 class If(Node):
     cond: Expr
-    then: "Stmt"
-    other: Optional["Stmt"]
+    then: Stmt
+    other: Stmt | None
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class For(Node):
-    init: Optional["Stmt"]
-    cond: Optional[Expr]
-    step: Optional[Expr]
-    body: "Stmt"
+    init: Stmt | None
+    cond: Expr | None
+    step: Expr | None
+    body: Stmt
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class While(Node):
     cond: Expr
-    body: "Stmt"
+    body: Stmt
     span: Span
     do_while: bool = False
 
@@ -283,13 +283,13 @@ class While(Node):
 @dataclass(frozen=True, slots=True)
 class Switch(Node):
     cond: Expr
-    body: "Stmt"
+    body: Stmt
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class Case(Node):
-    value: Optional[Expr]
+    value: Expr | None
     span: Span
 
 
@@ -298,14 +298,14 @@ class Jump(Node):
     """`return`, `break` or `continue`."""
 
     kind: str
-    value: Optional[Expr]
+    value: Expr | None
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class AsmOperand(Node):
     constraint: str
-    expr: Optional[Expr]
+    expr: Expr | None
     span: Span
 
 
@@ -325,8 +325,8 @@ class TypeDecl(Node):
     span: Span
 
 
-Stmt = Union[Compound, Declaration, ExprStmt, Empty, If, For, While, Switch, Case, Jump,
-             Asm, TypeDecl]
+Stmt = (Compound | Declaration | ExprStmt | Empty | If | For | While | Switch | Case | Jump
+        | Asm | TypeDecl)
 
 
 # ------------------------------------------------------------------ top level
@@ -334,7 +334,7 @@ Stmt = Union[Compound, Declaration, ExprStmt, Empty, If, For, While, Switch, Cas
 class Param(Node):
     specifiers: tuple[str, ...]
     type: str
-    name: Optional[str]
+    name: str | None
     span: Span
 
 
@@ -344,30 +344,30 @@ class FunctionDef(Node):
     specifiers: tuple[str, ...]
     return_type: str
     params: tuple[Param, ...]
-    body: Optional[Compound]
+    body: Compound | None
     span: Span
     attributes: tuple[Attribute, ...] = ()
-    template: Optional[str] = None
+    template: str | None = None
 
     @property
     def is_kernel(self) -> bool:
         return "__global__" in self.specifiers and self.body is not None
 
-    def attribute(self, name: str) -> Optional[Attribute]:
+    def attribute(self, name: str) -> Attribute | None:
         return next((a for a in self.attributes if a.name == name), None)
 
 
 @dataclass(frozen=True, slots=True)
 class StructDef(Node):
     kind: str
-    name: Optional[str]
+    name: str | None
     members: tuple[Node, ...]
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class Namespace(Node):
-    name: Optional[str]
+    name: str | None
     items: tuple[Node, ...]
     span: Span
 
@@ -403,7 +403,7 @@ class TranslationUnit(Node):
         return [f for f in self.functions() if f.is_kernel]
 
 
-def parse_number(text: str) -> Union[int, float]:
+def parse_number(text: str) -> int | float:
     """Value of a C literal: `16`, `0x1F`, `8u`, `1.5f`, `0x0p+0f`; NaN (unknown) if malformed (`028`)."""
     try:
         return _parse_number(text)
@@ -411,7 +411,7 @@ def parse_number(text: str) -> Union[int, float]:
         return float("nan")
 
 
-def _parse_number(text: str) -> Union[int, float]:
+def _parse_number(text: str) -> int | float:
     t = text.lower()
     if t.startswith("0x") and "p" in t:
         return float.fromhex(t.rstrip("fl"))

@@ -8,13 +8,14 @@ or `)` of a call, are named terminals and reach the callbacks).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any
 
-from lark import Token as _LarkToken, Transformer
+from lark import Token as _LarkToken
+from lark import Transformer
 
 from . import ast as A
-
 
 try:  # lark-cython (the `fast` extra) brings its own token class
     from lark_cython import Token as _CyToken
@@ -53,7 +54,7 @@ class _Declarator:
 
 @dataclass(frozen=True, slots=True)
 class _Dim:
-    expr: Optional[A.Expr]
+    expr: A.Expr | None
     span: A.Span
 
 
@@ -67,7 +68,7 @@ def _tok_span(tok: Any) -> A.Span:
     return A.Span(tok.line, tok.column, tok.end_line, tok.end_column)
 
 
-def span_of(item: Any) -> Optional[A.Span]:
+def span_of(item: Any) -> A.Span | None:
     if isinstance(item, Token):
         return _tok_span(item)
     return getattr(item, "span", None)
@@ -109,7 +110,9 @@ def split_template(text: str) -> tuple[str, tuple[str, ...]]:
     """`f<a, g<b, c>>` -> (`f`, (`a`, `g<b, c>`))."""
     base, _, rest = text.partition("<")
     inner = rest[:-1]
-    args, depth, cur = [], 0, []
+    args: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in inner:
         if ch == "<":
             depth += 1
@@ -146,7 +149,7 @@ class _Chain:
 MODULAR = frozenset({"%", "/", "&", ">>"})
 
 
-def fold(items: list, modular: Optional[list] = None) -> A.Expr:
+def fold(items: list, modular: list | None = None) -> A.Expr:
     """Fold [operand, op, operand, ...] into Binary nodes by C precedence (precedence climbing)."""
     operands = items[0::2]
     ops = [t.value for t in items[1::2]]

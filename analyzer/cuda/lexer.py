@@ -12,7 +12,7 @@ It also does two jobs that would otherwise need extra passes:
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from lark import Token
 from lark.exceptions import UnexpectedCharacters
@@ -61,7 +61,7 @@ class FastLexer(Lexer):
                                                  "PRIM_TYPE", "LINKAGE"))
         self.blank = re.compile(r"(?:[ \t\f\r\n]|\\\r?\n)*")
 
-    def lex(self, text: str) -> Iterator[Token]:
+    def lex(self, text: str) -> Iterator[Token]:  # type: ignore[override]  # lark-cython calls lex(text)
         dispatch, fallback = self.dispatch, self.master.match
         blank = self.blank.match
         ignore, keywords, retype = self.ignore, self.keywords, self.types.retype
@@ -72,7 +72,7 @@ class FastLexer(Lexer):
         while pos < end:
             ch = text[pos]
             if ch in " \t\n\r\f\\":
-                stop = blank(text, pos).end()
+                stop = blank(text, pos).end()  # type: ignore[union-attr]  # matches the empty string
                 if stop > pos:
                     skipped = text.count("\n", pos, stop)
                     if skipped:

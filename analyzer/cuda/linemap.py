@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Optional
 
 from .ast import Directive
 
@@ -43,7 +43,7 @@ class LineMap:
     def __bool__(self) -> bool:
         return bool(self._at)
 
-    def origin(self, line: int) -> Optional[Origin]:
+    def origin(self, line: int) -> Origin | None:
         """The origin of physical `line`, or None before the first `#line`."""
         i = bisect.bisect_left(self._at, line) - 1
         if i < 0:
@@ -51,7 +51,7 @@ class LineMap:
         file, start = self._origin[i]
         return Origin(file, start + (line - self._at[i] - 1))
 
-    def user_origin(self, line: int) -> Optional[Origin]:
+    def user_origin(self, line: int) -> Origin | None:
         """The nearest origin at or before `line` outside TileLang's own package.
 
         Code TileLang expands from its own macros (`T.gemm` becomes

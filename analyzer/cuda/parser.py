@@ -8,15 +8,15 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Optional
+from typing import Any
 
 from lark import Lark
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .ast import Directive, TranslationUnit
 from .build import AstBuilder
-from .linemap import LineMap
 from .lexer import FastLexer
+from .linemap import LineMap
 from .typenames import TypeNames
 
 
@@ -50,7 +50,7 @@ except ImportError:  # the `fast` extra is not installed
     CythonTokenLexer = None  # type: ignore[assignment,misc]
 
 
-def _fast_options() -> Optional[dict]:
+def _fast_options() -> dict | None:
     """lark-cython's LALR parser when installed (`pipelint[fast]`), else None.
 
     Only the parser: lark-cython's lexers do not take a custom lexer, so a
@@ -72,7 +72,7 @@ class _TokenFeed:
         self._next = tokens.__next__
 
     @classmethod
-    def from_text(cls, lexer, text: str) -> "_TokenFeed":
+    def from_text(cls, lexer, text: str) -> _TokenFeed:
         return cls(lexer.lexer.lex(text))
 
     def next_token(self, *_args):
@@ -97,12 +97,12 @@ class _Parser:
         FastLexer.types = TypeNames(source)
         registry = self.builder.new_registry()
         try:
-            unit = self.lark.parse(source)
+            tree: Any = self.lark.parse(source)    # the transformer builds a TranslationUnit
         except UnexpectedInput as err:
             raise _syntax_error(err, source) from None
         except LarkError as err:  # pragma: no cover - grammar/transformer bug
             raise CudaSyntaxError(f"cannot parse: {err}", 1, 1) from None
-        unit = TranslationUnit(unit.items, unit.span, tuple(directives))
+        unit = TranslationUnit(tree.items, tree.span, tuple(directives))
         return ParsedFile(unit, LineMap(directives), source, registry)
 
 
@@ -134,7 +134,8 @@ def _syntax_error(err: UnexpectedInput, source: str) -> CudaSyntaxError:
         return CudaSyntaxError(f"unexpected {err.token.value!r}; expected one of {', '.join(expected[:8])}",
                                line, column, expected)
     if isinstance(err, UnexpectedCharacters):
-        char = source[err.pos_in_stream] if err.pos_in_stream < len(source) else "?"
+        pos = err.pos_in_stream or 0
+        char = source[pos] if pos < len(source) else "?"
         return CudaSyntaxError(f"unexpected character {char!r}", line, column)
     return CudaSyntaxError(str(err).splitlines()[0], line, column)
 

@@ -60,7 +60,7 @@ def _lower(args, host, scratch: Path) -> int:
     if args.sarif_output:
         from ..report import get_reporter
 
-        Path(args.sarif_output).write_text(get_reporter("sarif")(report, host=host, category=args.sarif_category))
+        Path(args.sarif_output).write_text(get_reporter("sarif", host)(report, host=host, category=args.sarif_category))
     return report.exit_code(fail_on)
 
 
@@ -134,8 +134,9 @@ def render_lower(fmt, kernel, ref, info, lowered, report, host, args) -> str:
             "errors": [{"message": e.message, "plugin": e.plugin} for e in report.errors],
         }
         return json.dumps(doc, indent=2, sort_keys=True) + "\n"
-    if fmt in ("sarif", "github"):
-        return get_reporter(fmt)(report, host=host, category=args.sarif_category)
+    if fmt != "text":       # every other registered format renders the sweep's report
+        return get_reporter(fmt, host)(report, host=host, category=args.sarif_category, colour=False,
+                                       statistics=getattr(args, "statistics", False))
     colour = False
     lines = [f"kernel {kernel} ({ref.file}), TileLang {info.get('tilelang')}", ""]
     header = ("arch", "N", "stage", "order", "versions", "wait/groups", "in flight", "barriers/iter",
@@ -208,7 +209,8 @@ def cmd_diff(args, host) -> int:
                  f"{wa[0]} / {wa[1]}" if wa else "-", f"{wb[0]} / {wb[1]}" if wb else "-"))
     rows.append(("stages in flight", _fmt(a.in_flight), _fmt(b.in_flight)))
     rows.append(("__syncthreads per steady iteration", _fmt(a.barriers_per_iteration), _fmt(b.barriers_per_iteration)))
-    rows.append(("__syncthreads statements", str(len(a.model.cp_async.sync_nodes)), str(len(b.model.cp_async.sync_nodes))))
+    rows.append(("__syncthreads statements", str(len(a.model.cp_async.sync_nodes)),
+                 str(len(b.model.cp_async.sync_nodes))))
     rows.append(("mbarriers (init counts)", _mbar(a.model), _mbar(b.model)))
     rows.append(("TMA loads per steady iteration", _tma(a.model), _tma(b.model)))
     rows.append(("shared memory bytes", _fmt(a.shared_bytes), _fmt(b.shared_bytes)))
@@ -230,7 +232,7 @@ def _buf(v: LoweredVariant, name: str) -> str:
 
 
 def _mbar(model) -> str:
-    inits = {}
+    inits: dict[tuple, int | None] = {}
     for ev in model.trace.all_events():
         if ev.kind == "mbar_init" and ev.barrier:
             inits.setdefault(ev.barrier, ev.value)

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from .. import __version__
 from ..pluginhost import UsageError
@@ -32,10 +32,10 @@ MARKER = "\n@@PIPELINT@@"
 @dataclass(frozen=True)
 class KernelRef:
     file: str
-    name: Optional[str]
+    name: str | None
 
     @classmethod
-    def parse(cls, text: str) -> "KernelRef":
+    def parse(cls, text: str) -> KernelRef:
         path, sep, name = text.rpartition(":")
         if sep and path.endswith(".py") and name.isidentifier():
             return cls(path, name)
@@ -47,8 +47,8 @@ class Variant:
     arch: str
     num_stages: int
     ok: bool = False
-    error: Optional[str] = None
-    error_kind: Optional[str] = None
+    error: str | None = None
+    error_kind: str | None = None
     result: dict[str, Any] = field(default_factory=dict)
     cached: bool = False
     seconds: float = 0.0
@@ -93,7 +93,7 @@ def parse_params(items: list[str]) -> dict[str, Any]:
     return params
 
 
-def run_worker(payload: dict, timeout: float, env: Optional[dict] = None) -> dict:
+def run_worker(payload: dict, timeout: float, env: dict | None = None) -> dict:
     """Run one worker process; crashes and timeouts come back as error results."""
     cmd = [sys.executable, "-m", "pipelint.lowering.worker"]
     root = str(Path(__file__).resolve().parents[2])
@@ -140,8 +140,8 @@ def default_cache_dir() -> Path:
 
 
 def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: dict, *,
-                   jobs: int = 0, timeout: float = 300.0, cache_dir: Optional[Path] = None,
-                   trace: Optional[str] = None, trace_dir: Optional[Path] = None) -> tuple[dict, list[Variant]]:
+                   jobs: int = 0, timeout: float = 300.0, cache_dir: Path | None = None,
+                   trace: str | None = None, trace_dir: Path | None = None) -> tuple[dict, list[Variant]]:
     validate(ref, archs, stages)
     tl_version = tilelang_version()
     cache = cache_dir or default_cache_dir()

@@ -8,7 +8,7 @@ definition of each number.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 
 @dataclass
@@ -17,11 +17,11 @@ class LoweredVariant:
     arch: str
     num_stages: int
     ok: bool
-    error: Optional[str]
+    error: str | None
     facts: dict[str, Any]
-    path: Optional[str] = None          # .cu findings point at (a bare name when not dumped)
+    path: str | None = None          # .cu findings point at (a bare name when not dumped)
     dumped: bool = False                # whether `path` is a file the user asked for
-    error_kind: Optional[str] = None    # timeout | crash | lower | ...
+    error_kind: str | None = None    # timeout | crash | lower | ...
     cached: bool = False
     seconds: float = 0.0                # wall time of the worker (0 when cached)
     model: Any = None                   # KernelModel of the generated CUDA
@@ -41,22 +41,22 @@ class LoweredVariant:
     def max_versions(self) -> int:
         return max(self.versions.values(), default=1 if self.model is not None else 0)
 
-    def steady_wait(self) -> Optional[tuple[int, int]]:
+    def steady_wait(self) -> tuple[int, int] | None:
         """(N of the first cp_async_wait<N> in a steady iteration, commits per iteration)."""
         return self.model.steady_wait() if self.model is not None else None
 
     @property
-    def in_flight(self) -> Optional[int]:
+    def in_flight(self) -> int | None:
         """Stages in flight at the steady-state wait: N // commit groups per stage."""
         w = self.steady_wait()
         return w[0] // w[1] if w else None
 
     @property
-    def barriers_per_iteration(self) -> Optional[int]:
+    def barriers_per_iteration(self) -> int | None:
         return self.model.barriers_per_iteration() if self.model is not None else None
 
     @property
-    def dynamic_shared_bytes(self) -> Optional[int]:
+    def dynamic_shared_bytes(self) -> int | None:
         """The extern (dynamic) shared buffer's size: what the launch must request."""
         if self.model is None:
             return None
@@ -75,7 +75,7 @@ class LoweredVariant:
         return end
 
     @property
-    def shared_bytes(self) -> Optional[int]:
+    def shared_bytes(self) -> int | None:
         """Shared memory per block: CUDA offsets, sizes from the IR's buffer shapes where known."""
         if self.model is None:
             return None
@@ -96,7 +96,7 @@ class LoweredVariant:
         return dyn_end + static + barriers
 
 
-def _ir_bytes(shapes: dict, name: str) -> Optional[int]:
+def _ir_bytes(shapes: dict, name: str) -> int | None:
     shape, elem = shapes.get(name), shapes.get(name + "@bytes")
     if not shape or not elem or any(d < 0 for d in shape):
         return None

@@ -203,7 +203,8 @@ def _pipeline_loops(mod) -> list[dict]:
                 "extent": int(node.extent) if hasattr(node.extent, "value") else None,
                 "software_pipeline_stage": _int_list(a["software_pipeline_stage"]),
                 "software_pipeline_order": _int_list(a.get("software_pipeline_order", [])),
-                "tl_pipelined_num_stages": int(a["tl_pipelined_num_stages"]) if "tl_pipelined_num_stages" in a else None,
+                "tl_pipelined_num_stages": (int(a["tl_pipelined_num_stages"])
+                                            if "tl_pipelined_num_stages" in a else None),
                 "software_pipeline_async_producers": _int_list(a.get("software_pipeline_async_producers", [])),
                 "software_pipeline_async_stages": _int_list(a.get("software_pipeline_async_stages", [])),
             })
@@ -273,8 +274,11 @@ def dyn_shared_bytes(artifact) -> int | None:
 
 def lower(spec: dict) -> dict:
     import tilelang
-    from tilelang.instrumentation import (PassInstrumentationTool, StackedPassInstrument,
-                                          register_pass_instrumentation_tool)
+    from tilelang.instrumentation import (
+        PassInstrumentationTool,
+        StackedPassInstrument,
+        register_pass_instrumentation_tool,
+    )
     from tilelang.tools.compile_only import _pass_context_config, cuda_codegen_available
     from tvm.target import Target
 

@@ -17,11 +17,12 @@ which hazard each barrier orders and how deep each wait needs to be.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING
 
 from ..cuda import ast as A
-from .intrinsics import K, HazardKind
+from .intrinsics import HazardKind, K
 from .intrinsics import HazardKind as H
 from .trace import Event
 
@@ -37,11 +38,11 @@ class Hazard:
     first: Event
     second: Event
     buffer: str
-    slot: Optional[int]
-    group: Optional[int] = None
-    groups_in_flight: Optional[int] = None
-    wait: Optional[Event] = None
-    commit: Optional[Event] = None    # the cp_async_commit that closed `group`
+    slot: int | None
+    group: int | None = None
+    groups_in_flight: int | None = None
+    wait: Event | None = None
+    commit: Event | None = None    # the cp_async_commit that closed `group`
 
     @property
     def key(self) -> tuple:
@@ -52,7 +53,7 @@ class Hazard:
 class _Write:
     event: Event
     is_async: bool
-    group: Optional[int] = None
+    group: int | None = None
     complete: bool = False
     visible: bool = False
 
@@ -61,13 +62,13 @@ class _Write:
 class _Range:
     start: int
     end: int
-    write: Optional[_Write] = None
+    write: _Write | None = None
     readers: list = field(default_factory=list)   # [Event, fenced]
     consumed: bool = True
 
 
 class _Sim:
-    def __init__(self, model: "KernelModel", plain: bool, disabled: frozenset,
+    def __init__(self, model: KernelModel, plain: bool, disabled: frozenset,
                  waits: dict[int, int]) -> None:
         self.model = model
         self.plain = plain
@@ -78,11 +79,11 @@ class _Sim:
         self.writes: list[_Write] = []
         self.group = 0
         self.complete_upto = 0
-        self.last_wait: Optional[Event] = None
+        self.last_wait: Event | None = None
         self.barrier_inits: list[_Write] = []
         self.commits: dict[int, Event] = {}
         self.hazards: dict[tuple, Hazard] = {}
-        self.own_reads: set[Optional[str]] = set()
+        self.own_reads: set[str | None] = set()
 
     def ranges(self, ev: Event, create: bool) -> list[_Range]:
         """The pieces of shared memory an event touches.
@@ -121,7 +122,7 @@ class _Sim:
         self.spaces[space] = kept
         return pieces
 
-    def hazard(self, kind: str, first: Event, second: Event, **kw) -> None:
+    def hazard(self, kind: HazardKind, first: Event, second: Event, **kw) -> None:
         h = Hazard(kind, first, second, second.buffer or first.buffer or "", self.model.slot(second), **kw)
         self.hazards.setdefault(h.key, h)
 
@@ -280,11 +281,11 @@ class _Sim:
 class CpAsyncAnalysis:
     """Hazards of the cp.async pipeline and what each barrier and wait is for."""
 
-    def __init__(self, model: "KernelModel") -> None:
+    def __init__(self, model: KernelModel) -> None:
         self.model = model
 
     def simulate(self, plain: bool = False, disabled: frozenset = frozenset(),
-                 waits: Optional[dict[int, int]] = None) -> dict[tuple, Hazard]:
+                 waits: dict[int, int] | None = None) -> dict[tuple, Hazard]:
         found: dict[tuple, Hazard] = {}
         for events in self.model.trace.events:
             found.update(_Sim(self.model, plain, disabled, waits or {}).run(events))
@@ -326,7 +327,7 @@ class CpAsyncAnalysis:
         return [n for n in self.sync_nodes if id(n) not in self.barrier_roles]
 
     @functools.cached_property
-    def wait_depths(self) -> dict[int, tuple[Event, Optional[int]]]:
+    def wait_depths(self) -> dict[int, tuple[Event, int | None]]:
         """Deepest safe N for each `cp_async_wait<N>` in a pipelined loop, by node id.
 
         None: no depth makes any read unsafe, i.e. the wait orders nothing (it
@@ -335,13 +336,13 @@ class CpAsyncAnalysis:
         """
         base_hazards = self.simulate()
         base = set(base_hazards)
-        result: dict[int, tuple[Event, Optional[int]]] = {}
+        result: dict[int, tuple[Event, int | None]] = {}
         if any(h.kind in (H.RAW_INCOMPLETE, H.RAW_UNCOMMITTED) for h in base_hazards.values()):
             return result  # already too shallow or uncommitted: depth advice would mislead
         for ev in self.model.trace.all_events():
             if ev.kind != K.WAIT or ev.value is None or not ev.iteration or id(ev.node) in result:
                 continue
-            best: Optional[int] = ev.value
+            best: int | None = ev.value
             for candidate in range(ev.value + 1, ev.value + WAIT_SEARCH + 1):
                 if set(self.simulate(waits={id(ev.node): candidate})) - base:
                     break

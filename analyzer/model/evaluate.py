@@ -7,7 +7,7 @@ semantics for concrete loop variables.
 """
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from collections.abc import Mapping
 
 from ..cuda import ast as A
 
@@ -45,23 +45,23 @@ _BINARY = {
 }
 
 
-def builtin_name(expr: A.Expr) -> Optional[str]:
+def builtin_name(expr: A.Expr) -> str | None:
     """`threadIdx.x` -> "threadIdx.x" (also through `(int)` casts)."""
     while isinstance(expr, A.Cast):
         expr = expr.operand
-    if isinstance(expr, A.Member) and isinstance(expr.base, A.Name) and not expr.arrow:
-        if expr.base.ident in ("threadIdx", "blockIdx", "blockDim", "gridDim"):
-            return f"{expr.base.ident}.{expr.member}"
+    if isinstance(expr, A.Member) and isinstance(expr.base, A.Name) and not expr.arrow \
+            and expr.base.ident in ("threadIdx", "blockIdx", "blockDim", "gridDim"):
+        return f"{expr.base.ident}.{expr.member}"
     return None
 
 
-def evaluate(expr: Optional[A.Expr], env: Env, default: Optional[int] = None) -> Optional[int]:
+def evaluate(expr: A.Expr | None, env: Env, default: int | None = None) -> int | None:
     """Value of `expr` under `env`; unknown names take `default` (None: unknown)."""
     if expr is None:
         return None
     if isinstance(expr, A.Number):
-        value = expr.value
-        return int(value) if isinstance(value, int) or float(value).is_integer() else None
+        number = expr.value
+        return int(number) if isinstance(number, int) or float(number).is_integer() else None
     if isinstance(expr, A.Name):
         if not expr.scope and expr.ident in env:
             return env[expr.ident]
@@ -79,10 +79,10 @@ def evaluate(expr: Optional[A.Expr], env: Env, default: Optional[int] = None) ->
             return None
         return _BINARY[expr.op](left, right)
     if isinstance(expr, A.Unary) and not expr.postfix:
-        value = evaluate(expr.operand, env, default)
-        if value is None:
+        operand = evaluate(expr.operand, env, default)
+        if operand is None:
             return None
-        return {"-": -value, "+": value, "!": int(not value), "~": ~value}.get(expr.op)
+        return {"-": -operand, "+": operand, "!": int(not operand), "~": ~operand}.get(expr.op)
     if isinstance(expr, A.Cast):
         name = builtin_name(expr)
         if name is not None:
@@ -133,13 +133,13 @@ def shape(node: object) -> object:
     """
     if isinstance(node, A.Node):
         return (type(node).__name__,) + tuple(
-            shape(getattr(node, f)) for f in node.__dataclass_fields__ if f != "span")  # type: ignore[attr-defined]
+            shape(getattr(node, f)) for f in node.__dataclass_fields__ if f != "span")  # type: ignore[attr-defined,misc]
     if isinstance(node, tuple):
         return tuple(shape(n) for n in node)
     return node
 
 
-def _py(expr: A.Expr, default: Optional[int], opaque: Optional[dict] = None) -> str:
+def _py(expr: A.Expr, default: int | None, opaque: dict | None = None) -> str:
     if opaque and not isinstance(expr, (A.Number, A.Name)):
         value = opaque.get(shape(expr))
         if value is not None:
@@ -147,7 +147,7 @@ def _py(expr: A.Expr, default: Optional[int], opaque: Optional[dict] = None) -> 
     return _py_node(expr, default, opaque)
 
 
-def _py_node(expr: A.Expr, default: Optional[int], opaque: Optional[dict]) -> str:
+def _py_node(expr: A.Expr, default: int | None, opaque: dict | None) -> str:
     if isinstance(expr, A.Number):
         value = expr.value
         if isinstance(value, float):
@@ -183,7 +183,8 @@ def _py_node(expr: A.Expr, default: Optional[int], opaque: Optional[dict]) -> st
         inner = _py(expr.operand, default, opaque)
         return f"int(not {inner})" if expr.op == "!" else f"({expr.op}{inner})"
     if isinstance(expr, A.Ternary):
-        return f"({_py(expr.then, default, opaque)} if {_py(expr.cond, default, opaque)} else {_py(expr.other, default, opaque)})"
+        then, cond = _py(expr.then, default, opaque), _py(expr.cond, default, opaque)
+        return f"({then} if {cond} else {_py(expr.other, default, opaque)})"
     if isinstance(expr, A.Index) and isinstance(expr.base, A.Name) and not expr.base.scope:
         key = f"{expr.base.ident!r} + '[' + str({_py(expr.index, default, opaque)}) + ']'"
         return f"env[{key}]" if default is None else f"env.get({key}, {default})"
@@ -196,13 +197,13 @@ _GLOBALS = {"_div": _c_div, "_mod": _c_mod}
 class CompiledEvaluator:
     """Evaluates expressions through lambdas compiled once per node (and default)."""
 
-    def __init__(self, opaque: Optional[dict] = None) -> None:
+    def __init__(self, opaque: dict | None = None) -> None:
         # run-time values fixed by the scenario being simulated, by expression shape
         self.opaque = opaque or {}
-        self._cache: dict[tuple[int, Optional[int]], object] = {}
+        self._cache: dict[tuple[int, int | None], object] = {}
         self._keep: list[A.Expr] = []  # keeps ids valid for the cache's lifetime
 
-    def __call__(self, expr: Optional[A.Expr], env: Env, default: Optional[int] = None) -> Optional[int]:
+    def __call__(self, expr: A.Expr | None, env: Env, default: int | None = None) -> int | None:
         if expr is None:
             return None
         key = (id(expr), default)
@@ -229,7 +230,7 @@ class CompiledEvaluator:
 Interval = tuple[int, int]
 
 
-def interval(expr: Optional[A.Expr], points: Env, ranges: Mapping[str, Interval]) -> Optional[Interval]:
+def interval(expr: A.Expr | None, points: Env, ranges: Mapping[str, Interval]) -> Interval | None:
     """Bounds [lo, hi] of an integer expression when names range over `ranges`.
 
     Sound for what generated index arithmetic uses (+ - * / % & | ^ << >> on
@@ -264,7 +265,7 @@ def interval(expr: Optional[A.Expr], points: Env, ranges: Mapping[str, Interval]
     return None
 
 
-def _interval_op(op: str, a: Interval, b: Interval) -> Optional[Interval]:
+def _interval_op(op: str, a: Interval, b: Interval) -> Interval | None:
     if a[0] == a[1] and b[0] == b[1]:                      # both exact: C semantics
         fn = _BINARY.get(op)
         value = fn(a[0], b[0]) if fn else None

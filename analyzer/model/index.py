@@ -2,12 +2,10 @@
 from __future__ import annotations
 
 import bisect
-from typing import Optional
 
 from ..cuda import ast as A
 from .evaluate import mentions
 from .intrinsics import call_kind
-
 
 
 class KernelIndex:
@@ -19,7 +17,7 @@ class KernelIndex:
     bisection.  Long index expressions are never traversed again.
     """
 
-    def __init__(self, root: A.Node, registry: Optional[dict] = None) -> None:
+    def __init__(self, root: A.Node, registry: dict | None = None) -> None:
         if not registry:
             registry = _walk_registry(root)
         span = root.span
@@ -65,7 +63,7 @@ def _within(inner: A.Span, outer: A.Span) -> bool:
             and (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column))
 
 
-def _kind_of(call: A.Call) -> Optional[str]:
+def _kind_of(call: A.Call) -> str | None:
     intr = call_kind(call)
     return intr.kind if intr else None
 

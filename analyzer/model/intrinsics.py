@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Optional
 
 
 class EventKind(StrEnum):
@@ -84,10 +83,10 @@ class IssueKind(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Intrinsic:
     kind: EventKind
-    smem: Optional[int] = None       # argument index of a shared-memory pointer
+    smem: int | None = None       # argument index of a shared-memory pointer
     access: str = ""                 # "read" | "write" | "async" (cp.async/TMA write)
-    barrier: Optional[int] = None    # argument index of an mbarrier reference
-    count: Optional[int] = None      # argument index of a count/bytes/parity value
+    barrier: int | None = None    # argument index of an mbarrier reference
+    count: int | None = None      # argument index of a count/bytes/parity value
     template_count: bool = False     # the count is template argument 0
     cluster: bool = False            # acts across the CTAs of a cluster
 
@@ -231,12 +230,12 @@ TYPE_BYTES.update({f"fp4_e2_{n}_t": n // 2 for n in (2, 4, 8, 16, 32, 64)})
 TYPE_BYTES["fp4_e2_t"] = 1
 
 
-def type_bytes(type_text: str) -> Optional[int]:
+def type_bytes(type_text: str) -> int | None:
     base = type_text.replace("const", "").replace("*", "").replace("volatile", "").strip()
     return TYPE_BYTES.get(" ".join(base.split()))
 
 
-def call_kind(call) -> Optional[Intrinsic]:
+def call_kind(call) -> Intrinsic | None:
     """The table entry for a call: `tl::cp_async_wait<2>()`, or `.wait` for `bar[i].wait(p)`."""
     from ..cuda import ast as A
 

@@ -11,16 +11,14 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Optional
 
 from ..cuda import ast as A
 from ..cuda.linemap import LineMap
 from .evaluate import evaluate
-from .shared import MBarrierArray, SharedBuffer, SharedLayout
 from .index import KernelIndex
 from .intrinsics import SYNC_KINDS, K
+from .shared import MBarrierArray, SharedBuffer, SharedLayout
 from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, is_runtime_bound
-
 
 MAX_THREADS = 1024    # CUDA's limit of threads per block
 
@@ -37,10 +35,10 @@ class BufferStages:
 class KernelModel:
     """Everything pipelint knows about one kernel; read-only for checks."""
 
-    def __init__(self, func: A.FunctionDef, lines: Optional[LineMap] = None,
-                 registry: Optional[dict] = None, runtime_trip: Optional[int] = None,
-                 index: Optional[KernelIndex] = None,
-                 stages: Optional[dict[str, "BufferStages"]] = None) -> None:
+    def __init__(self, func: A.FunctionDef, lines: LineMap | None = None,
+                 registry: dict | None = None, runtime_trip: int | None = None,
+                 index: KernelIndex | None = None,
+                 stages: dict[str, BufferStages] | None = None) -> None:
         assert func.body is not None
         self.func = func
         self.name = func.name
@@ -83,7 +81,7 @@ class KernelModel:
         steady = range(2 * period, 3 * period) if period <= 16 else range(2 * period, 2 * period + 1)
         return sorted(set(small) | set(steady))
 
-    def with_trip(self, trip: int) -> "KernelModel":
+    def with_trip(self, trip: int) -> KernelModel:
         """The same kernel simulated with its run-time-bound loops running `trip` times."""
         return KernelModel(self.func, self.lines, runtime_trip=trip, index=self.index, stages=self.stages)
 
@@ -142,14 +140,14 @@ class KernelModel:
             result[buffer] = BufferStages(buffer, stride, max(slots) + 1 if slots else 1)
         return result
 
-    def slot(self, ev: Event) -> Optional[int]:
+    def slot(self, ev: Event) -> int | None:
         """The stage slot an event touches (0 for unversioned buffers)."""
         if ev.buffer is None or ev.offset is None:
             return None
         stages = self.stages.get(ev.buffer)
         return ev.offset // stages.stride if stages else 0
 
-    def byte_range(self, ev: Event, precise: bool = False) -> Optional[tuple[str, int, int]]:
+    def byte_range(self, ev: Event, precise: bool = False) -> tuple[str, int, int] | None:
         """(space, start, end) an event may touch: its slot, or its whole buffer.
 
         `precise` narrows an unversioned buffer to the bytes the access's threads
@@ -168,7 +166,7 @@ class KernelModel:
         end = buf.offset + buf.size if buf.size is not None else 1 << 40
         return buf.space, buf.offset, end
 
-    def extent(self, name: str) -> tuple[str, int, Optional[int]]:
+    def extent(self, name: str) -> tuple[str, int, int | None]:
         """(space, start, end) a buffer really occupies: all its versions, not just the gap
         to the next alias (None: unknown end)."""
         buf = self.buffers[name]
@@ -185,13 +183,13 @@ class KernelModel:
             return False
         return (a1 is None or b0 < a1) and (b1 is None or a0 < b1)
 
-    def _steady_iteration(self, events: list[Event]) -> Optional[tuple]:
+    def _steady_iteration(self, events: list[Event]) -> tuple | None:
         """The middle iteration of the outermost pipelined loop: neither prologue- nor drain-like."""
         its = sorted({e.iteration for e in events if e.iteration and len(e.iteration) == 1},
                      key=lambda it: it[0][1])
         return its[len(its) // 2] if its else None
 
-    def steady_wait(self) -> Optional[tuple[int, int]]:
+    def steady_wait(self) -> tuple[int, int] | None:
         """(N of the first cp_async_wait<N> in a steady iteration, commit groups per iteration)."""
         events = self.trace.events[0] if self.trace.events else []
         middle = self._steady_iteration(events)
@@ -202,7 +200,7 @@ class KernelModel:
         commits = sum(1 for e in in_it if e.kind == K.COMMIT)
         return (waits[0], commits) if waits and commits else None
 
-    def barriers_per_iteration(self) -> Optional[int]:
+    def barriers_per_iteration(self) -> int | None:
         """Block barriers one steady-state iteration executes (the most over roles)."""
         counts = []
         for events in self.trace.events:
@@ -211,7 +209,7 @@ class KernelModel:
                 counts.append(sum(1 for e in events if e.iteration == middle and e.kind == K.SYNC))
         return max(counts) if counts else None
 
-    def shared_bytes(self) -> Optional[int]:
+    def shared_bytes(self) -> int | None:
         """Static estimate of dynamic + static shared memory per block."""
         total = 0
         dyn_end = 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from .intrinsics import ARRIVE_KINDS, EXPECT_KINDS, USE_KINDS, IssueKind, K
 from .intrinsics import IssueKind as I
@@ -43,13 +43,13 @@ class ProtocolIssue:
         return (self.kind, id(self.event.node))
 
 
-def bar_name(b: Optional[Barrier]) -> str:
+def bar_name(b: Barrier | None) -> str:
     return f"{b[0]}[{b[1]}]" if b else "?"
 
 
 
 class MBarrierAnalysis:
-    def __init__(self, model: "KernelModel") -> None:
+    def __init__(self, model: KernelModel) -> None:
         self.model = model
 
     @functools.cached_property
@@ -108,14 +108,14 @@ class MBarrierAnalysis:
         return frozenset(tma - plain)
 
     @functools.cached_property
-    def tma_bytes(self) -> dict[int, Optional[int]]:
+    def tma_bytes(self) -> dict[int, int | None]:
         """Bytes each TMA load writes (by event identity), from the slot layout.
 
         Loads into one slot partition it: each covers up to the next load's
         offset, the last up to the end of the slot.  The 1-D bulk form says
         its size itself.
         """
-        sizes: dict[int, Optional[int]] = {}
+        sizes: dict[int, int | None] = {}
         groups: dict[tuple, list[Event]] = {}
         for ev in self.model.trace.all_events():
             if ev.kind != K.TMA_LOAD:
@@ -192,9 +192,9 @@ class MBarrierAnalysis:
             want = sum((e.value or 0) * e.mult for e in evs)
             got_evs = loads.get((it, bar), [])
             sizes = [self.tma_bytes.get(id(e)) for e in got_evs]
-            if not got_evs or None in sizes or any(e.value is None for e in evs):
+            if not got_evs or any(s is None for s in sizes) or any(e.value is None for e in evs):
                 continue
-            got = sum(s * e.mult for s, e in zip(sizes, got_evs))
+            got = sum((s or 0) * e.mult for s, e in zip(sizes, got_evs))
             if got != want:
                 issues.append(ProtocolIssue(
                     I.TX_BYTES, evs[0],
@@ -266,5 +266,5 @@ def _first_per_node(events):
 
 
 
-def _who(model: "KernelModel", evs: list[Event]) -> str:
+def _who(model: KernelModel, evs: list[Event]) -> str:
     return "; ".join(f"{e.mult} of {model.roles[e.role]} at line {e.node.span.line}" for e in evs[:3])

@@ -20,8 +20,9 @@ Along the way:
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING
 
 from .intrinsics import ARRIVE_KINDS, EventKind, IssueKind, K
 from .trace import Event
@@ -39,11 +40,11 @@ MAX_STEPS = 10_000_000
 class BarrierState:
     """One mbarrier: what `init` asked for and what has arrived in the current phase."""
 
-    init: Optional[int] = None
+    init: int | None = None
     arrivals: int = 0
     tx: int = 0
     completed: int = 0
-    completed_at: Optional[tuple] = None   # (role, iteration) of the last completion
+    completed_at: tuple | None = None   # (role, iteration) of the last completion
 
 
 @dataclass
@@ -68,7 +69,7 @@ class Reader:
 class Generation:
     """A slot's contents: the TMA loads of one (role, iteration) into it, and their readers."""
 
-    writes: dict[Optional[int], tuple[Optional[Barrier], int, Event]]
+    writes: dict[int | None, tuple[Barrier | None, int, Event]]
     context: tuple
     readers: list[Reader] = field(default_factory=list)
 
@@ -82,7 +83,7 @@ def merge(into: Frontier, other: Frontier) -> None:
 class ProtocolSim:
     """One run of the roles against each other; `run()` returns the protocol issues."""
 
-    def __init__(self, analysis: "MBarrierAnalysis", tx_known: bool) -> None:
+    def __init__(self, analysis: MBarrierAnalysis, tx_known: bool) -> None:
         self.a = analysis
         self.model = analysis.model
         self.tx_known = tx_known
@@ -98,10 +99,10 @@ class ProtocolSim:
         self.groups = 0                                  # barrier instances opened so far
         self.members: dict[int, set[int]] = {}           # instance -> roles that passed it
         self.ranges: dict[tuple, Generation] = {}
-        self.issues: list["ProtocolIssue"] = []
+        self.issues: list[ProtocolIssue] = []
 
     # ------------------------------------------------------------------ driver
-    def run(self) -> list["ProtocolIssue"]:
+    def run(self) -> list[ProtocolIssue]:
         steps = 0
         traces, pcs = self.traces, self.pcs
         while any(pc < len(t) for pc, t in zip(pcs, traces)) and steps < MAX_STEPS:
@@ -129,7 +130,7 @@ class ProtocolSim:
         handler = _HANDLERS.get(ev.kind)
         return handler(self, r, ev) if handler is not None else True
 
-    def state(self, ev: Event) -> Optional[BarrierState]:
+    def state(self, ev: Event) -> BarrierState | None:
         return self.bars.setdefault(ev.barrier, BarrierState()) if ev.barrier else None
 
     def complete(self, bar: Barrier, ev: Event) -> None:
@@ -201,7 +202,7 @@ class ProtocolSim:
                 merge(known, handed)
 
     # ------------------------------------------------------------------ block and named barriers
-    def rendezvous(self, r: int, key: object, threads: int, needed: Optional[int],
+    def rendezvous(self, r: int, key: object, threads: int, needed: int | None,
                    blocking: bool = True) -> bool:
         """A barrier that completes once `needed` threads have arrived (None: every role).
 

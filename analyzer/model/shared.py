@@ -10,7 +10,6 @@ reinterpret_cast<Barrier*>(X_mem);`), whatever X is called.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from ..cuda import ast as A
 from .evaluate import evaluate
@@ -22,7 +21,7 @@ class SharedBuffer:
     name: str
     space: str              # "dynamic" for the extern buffer, else the array's own name
     offset: int             # bytes from the start of its space
-    size: Optional[int]     # bytes; None when the layout does not say
+    size: int | None     # bytes; None when the layout does not say
     elem_type: str
     decl: A.Node
 
@@ -41,7 +40,7 @@ class SmemRef:
 
     buffer: str
     elem_bytes: int
-    index: Optional[A.Expr]
+    index: A.Expr | None
 
 
 def _strip(expr: A.Expr) -> A.Expr:
@@ -50,7 +49,7 @@ def _strip(expr: A.Expr) -> A.Expr:
     return expr
 
 
-def _dynamic_alias(init: A.Expr, dynamic: set[str]) -> Optional[int]:
+def _dynamic_alias(init: A.Expr, dynamic: set[str]) -> int | None:
     """Offset of `((void*)((char*)buf_dyn_shmem + OFF))`, or None."""
     expr = init
     while isinstance(expr, A.Cast):
@@ -91,7 +90,7 @@ class SharedLayout:
         for name, (type_text, decl, d) in static.items():
             if name in {b.storage for b in self.barriers.values()}:
                 continue
-            count: Optional[int] = 1
+            count: int | None = 1
             for dim in d.dims:
                 n = evaluate(dim, {})
                 count = count * n if (count is not None and n) else None  # macro sizes stay unknown
@@ -117,12 +116,12 @@ class SharedLayout:
                 count = evaluate(dims[0], {}) if dims else 1
                 self.barriers[d.name] = MBarrierArray(d.name, storage.ident, count or 1, decl)
             return
-        off = _dynamic_alias(init, dynamic)
+        off = _dynamic_alias(init, dynamic) if init is not None else None
         if off is not None and (d.pointer or decl.type in ("void", "auto")):
             aliases.append((d.name, off, decl))
 
     # ---------------------------------------------------------------- lookups
-    def pointer_base(self, expr: A.Expr) -> Optional[tuple[str, int]]:
+    def pointer_base(self, expr: A.Expr) -> tuple[str, int] | None:
         """(buffer, element bytes) if `expr` is a typed pointer to a buffer."""
         elem = None
         while isinstance(expr, A.Cast):
@@ -134,7 +133,7 @@ class SharedLayout:
             return expr.ident, elem or type_bytes(buf.elem_type) or 1
         return None
 
-    def ref(self, expr: A.Expr) -> Optional[SmemRef]:
+    def ref(self, expr: A.Expr) -> SmemRef | None:
         """Resolve `&(((T*)buf)[i])`, `((T*)buf) + i`, `*(U*)(...)`, `buf[i]` (memoised per node)."""
         key = id(expr)
         if key in self._refs:
@@ -143,7 +142,7 @@ class SharedLayout:
         self._refs[key] = (expr, found)  # the node is kept so its id stays unique
         return found
 
-    def _ref(self, expr: A.Expr) -> Optional[SmemRef]:
+    def _ref(self, expr: A.Expr) -> SmemRef | None:
         expr = _strip(expr)
         if isinstance(expr, A.Unary) and expr.op in ("&", "*") and not expr.postfix:
             return self.ref(expr.operand)
@@ -166,7 +165,7 @@ class SharedLayout:
             return SmemRef(base[0], base[1], None)
         return None
 
-    def barrier_ref(self, expr: A.Expr) -> Optional[tuple[str, A.Expr]]:
+    def barrier_ref(self, expr: A.Expr) -> tuple[str, A.Expr] | None:
         """(array, index expression) for `bar[i]`."""
         expr = _strip(expr)
         if isinstance(expr, A.Index) and isinstance(expr.base, A.Name) and expr.base.ident in self.barriers:

@@ -13,14 +13,23 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
 
 from ..cuda import ast as A
 from .evaluate import CompiledEvaluator, builtin_name, evaluate, interval, mentions, shape
 from .index import KernelIndex
-from .intrinsics import (CONTROL_KINDS, ELECT, HARMLESS_PREFIXES, PIPELINE_KINDS, SYNC_KINDS, EventKind,
-                         Intrinsic, K, call_kind)
+from .intrinsics import (
+    CONTROL_KINDS,
+    ELECT,
+    HARMLESS_PREFIXES,
+    PIPELINE_KINDS,
+    SYNC_KINDS,
+    EventKind,
+    Intrinsic,
+    K,
+    call_kind,
+)
 from .shared import SharedLayout
 
 MAX_EVENTS = 200_000   # per role; a bigger kernel is analysed up to here
@@ -47,14 +56,14 @@ class Event:
     mult: int                                   # threads of the role that execute it
     iteration: tuple[tuple[int, int], ...]       # (pipelined loop id, loop variable value)
     access: str = ""                             # read | write | async
-    buffer: Optional[str] = None
-    offset: Optional[int] = None                 # bytes into the buffer (thread 0)
-    site: Optional[tuple] = None                 # what varies only with the pipeline
-    barrier: Optional[tuple[str, int]] = None
-    value: Optional[int] = None
+    buffer: str | None = None
+    offset: int | None = None                 # bytes into the buffer (thread 0)
+    site: tuple | None = None                 # what varies only with the pipeline
+    barrier: tuple[str, int] | None = None
+    value: int | None = None
     guarded: bool = False                        # under a branch that splits the role
     possible: bool = False                       # unknown call with a shared pointer
-    extent: Optional[tuple[int, int]] = None     # bytes [lo, hi) into the buffer, all threads
+    extent: tuple[int, int] | None = None     # bytes [lo, hi) into the buffer, all threads
 
     @property
     def where(self) -> str:
@@ -62,7 +71,7 @@ class Event:
         return ",".join(str(v) for _, v in self.iteration) or "prologue"
 
     @property
-    def loop_id(self) -> Optional[int]:
+    def loop_id(self) -> int | None:
         return self.iteration[-1][0] if self.iteration else None
 
 
@@ -93,7 +102,7 @@ class Trace:
 
 
 
-def _loop_bounds(loop: A.For) -> Optional[tuple[str, A.Expr, A.Expr, bool]]:
+def _loop_bounds(loop: A.For) -> tuple[str, A.Expr, A.Expr, bool] | None:
     """(var, start, end, inclusive) for `for (int v = a; v < b; ++v)`, whatever a and b are."""
     init = loop.init
     if not (isinstance(init, A.Declaration) and len(init.declarators) == 1):
@@ -112,7 +121,7 @@ def _loop_bounds(loop: A.For) -> Optional[tuple[str, A.Expr, A.Expr, bool]]:
     return d.name, d.init, cond.right, cond.op == "<="
 
 
-def _loop_header(loop: A.For, runtime_trip: Optional[int] = None) -> Optional[tuple[str, int, int]]:
+def _loop_header(loop: A.For, runtime_trip: int | None = None) -> tuple[str, int, int] | None:
     """(var, start, trip) of a counted loop.
 
     Constant bounds give the real trip count.  A bound only known at run time
@@ -139,7 +148,7 @@ def is_runtime_bound(loop: A.For) -> bool:
     return _loop_bounds(loop) is not None and _loop_header(loop) is None
 
 
-def _period(index: "KernelIndex", var: str) -> int:
+def _period(index: KernelIndex, var: str) -> int:
     """lcm of the moduli applied to `var`: slots and parities repeat with it."""
     period = 1
     for n in index.modular:
@@ -203,8 +212,8 @@ def elect_count(role: Role, extent: int, block: int) -> int:
 
 
 class TraceBuilder:
-    def __init__(self, func: A.FunctionDef, layout: SharedLayout, threads: int, index: "KernelIndex",
-                 runtime_trip: Optional[int] = None) -> None:
+    def __init__(self, func: A.FunctionDef, layout: SharedLayout, threads: int, index: KernelIndex,
+                 runtime_trip: int | None = None) -> None:
         self.func = func
         self.runtime_trip = runtime_trip
         self.layout = layout
@@ -242,7 +251,7 @@ class TraceBuilder:
         if found is not None:
             return found
         found = []
-        stack = [e]
+        stack: list[A.Node] = [e]
         while stack:
             n = stack.pop()
             if isinstance(n, A.Call):
@@ -300,7 +309,7 @@ class _RoleWalker:
         # Value ranges for footprints: every thread of the role, and the variables
         # of loops walked once for all their iterations.
         self.ranges: dict[str, tuple[int, int]] = {"threadIdx.x": (role.lo, role.hi - 1)}
-        self._extents: dict[tuple, Optional[tuple[int, int]]] = {}
+        self._extents: dict[tuple, tuple[int, int] | None] = {}
 
     # -------------------------------------------------------------- statements
     def stmt(self, s: A.Node, env: dict, mult: int, it: tuple, guarded: bool) -> None:
@@ -365,7 +374,7 @@ class _RoleWalker:
             self.loop_stack.pop()
         _restore(env, var, saved)
 
-    def walk_once(self, loop: A.For, header: Optional[tuple[str, int, int]], env: dict, mult: int,
+    def walk_once(self, loop: A.For, header: tuple[str, int, int] | None, env: dict, mult: int,
                   it: tuple, guarded: bool) -> None:
         """One walk stands for every iteration; footprints range over all of them."""
         if header is None or header[2] <= 0:
@@ -391,8 +400,8 @@ class _RoleWalker:
                 self.stmt(s.other, env, mult, it, guarded)
             return
         if self.b.kinds.mentions(cond, "threadIdx.x"):
-            samples = sorted({self.role.lo, self.role.lo + 1, self.role.lo + 31, self.role.lo + 32,
-                              (self.role.lo + self.role.hi) // 2, self.role.hi - 1} & set(range(self.role.lo, self.role.hi)))
+            lo, hi = self.role.lo, self.role.hi
+            samples = sorted({lo, lo + 1, lo + 31, lo + 32, (lo + hi) // 2, hi - 1} & set(range(lo, hi)))
             values = set()
             for t in samples:
                 env["threadIdx.x"] = t
@@ -437,7 +446,7 @@ class _RoleWalker:
         self.reads_in(e, env, mult, it, guarded)
 
     # -------------------------------------------------------------- local values
-    def local_key(self, target: A.Expr, env) -> Optional[str]:
+    def local_key(self, target: A.Expr, env) -> str | None:
         if isinstance(target, A.Name) and not target.scope and target.ident in self.b.local_names:
             return target.ident
         if isinstance(target, A.Index) and isinstance(target.base, A.Name) \
@@ -464,7 +473,7 @@ class _RoleWalker:
                                                              A.Number(str(new), value.span), value.span), {})
         self._store(key, new)
 
-    def _store(self, key: str, value: Optional[int]) -> None:
+    def _store(self, key: str, value: int | None) -> None:
         if value is None:
             self.locals.pop(key, None)
         else:
@@ -489,14 +498,14 @@ class _RoleWalker:
 
     def emit_access(self, ref, access: str, node: A.Node, env: dict, mult: int, it: tuple,
                     guarded: bool, kind: EventKind = K.SMEM, possible: bool = False,
-                    width: Optional[int] = None, **extra) -> None:
+                    width: int | None = None, **extra) -> None:
         offset, site = self.offset(ref.index, ref.elem_bytes, env, node)
         extent = None if possible or kind not in (K.SMEM, K.CP_ASYNC) else \
             self.extent(ref.index, ref.elem_bytes, width or ref.elem_bytes, env)   # TMA boxes: unknown
         self.events.append(Event(kind, node, self.index, mult, it, access, ref.buffer, offset,
                                  site, guarded=guarded, possible=possible, extent=extent, **extra))
 
-    def extent(self, index: Optional[A.Expr], elem: int, width: int, env: dict) -> Optional[tuple[int, int]]:
+    def extent(self, index: A.Expr | None, elem: int, width: int, env: dict) -> tuple[int, int] | None:
         """Bytes [lo, hi) the access touches over all threads of the role and once-walked loops."""
         if index is None:
             return (0, width)
@@ -509,7 +518,7 @@ class _RoleWalker:
         self._extents[key] = found
         return found
 
-    def offset(self, index: Optional[A.Expr], elem: int, env: dict, node: A.Node) -> tuple[Optional[int], tuple]:
+    def offset(self, index: A.Expr | None, elem: int, env: dict, node: A.Node) -> tuple[int | None, tuple]:
         """Byte offset for the role's first thread, and a key of what varies besides the pipeline.
 
         The first thread of the role is a real thread (consumer indices in
@@ -522,7 +531,7 @@ class _RoleWalker:
         inner = tuple(sorted((k, v) for k, v in self.loop_stack if k not in self.pipeline_vars))
         return (value * elem if value is not None else None), (id(node), inner)
 
-    def barrier(self, expr: A.Expr, env: dict) -> Optional[tuple[str, int]]:
+    def barrier(self, expr: A.Expr, env: dict) -> tuple[str, int] | None:
         ref = self.b.layout.barrier_ref(expr)
         if ref is None:
             return None
@@ -544,7 +553,7 @@ class _RoleWalker:
         handler = _CALL_HANDLERS.get(intr.kind, _RoleWalker.on_plain)
         handler(self, _Call(call, intr, env, mult, it, guarded, value))
 
-    def event(self, c: "_Call", kind: EventKind, **kw) -> None:
+    def event(self, c: _Call, kind: EventKind, **kw) -> None:
         self.events.append(Event(kind, c.node, self.index, c.mult, c.it, guarded=c.guarded, **kw))
 
     def unknown_call(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool) -> None:
@@ -564,10 +573,10 @@ class _RoleWalker:
                 self.reads_in(arg, env, mult, it, guarded)
 
     # ---------------------------------------------------------- one handler per kind of call
-    def on_plain(self, c: "_Call") -> None:
+    def on_plain(self, c: _Call) -> None:
         self.event(c, c.intr.kind, value=c.value)
 
-    def on_mbarrier_method(self, c: "_Call") -> None:
+    def on_mbarrier_method(self, c: _Call) -> None:
         callee = c.node.callee
         if not isinstance(callee, A.Member):
             self.on_mbarrier_function(c)
@@ -579,7 +588,7 @@ class _RoleWalker:
             self.b.cluster_barriers.add(bar[0] if bar else "")
         self.event(c, c.intr.kind, barrier=bar, value=c.value)
 
-    def on_mbarrier_function(self, c: "_Call") -> None:
+    def on_mbarrier_function(self, c: _Call) -> None:
         """`tl::mbarrier_wait(bar, phase)`: the free-function forms name the barrier first."""
         args = c.node.args
         bar = self.barrier(_strip_address(args[0]), c.env) if args and c.intr.barrier == 0 else None
@@ -588,14 +597,14 @@ class _RoleWalker:
             self.b.cluster_barriers.add(bar[0] if bar else "")
         self.event(c, c.intr.kind, barrier=bar, value=c.value)
 
-    def on_named_barrier(self, c: "_Call") -> None:
+    def on_named_barrier(self, c: _Call) -> None:
         """`bar.sync id, n`: barrier `id` completes when `n` threads have arrived."""
         args = c.node.args
         ident = self.b.eval(args[0], c.env) if args else None
         self.event(c, c.intr.kind, barrier=("bar.sync", ident if ident is not None else -1),
                    value=c.value)
 
-    def on_barrier_arg(self, c: "_Call") -> None:
+    def on_barrier_arg(self, c: _Call) -> None:
         """cp.async-tracking and tcgen05 commit arrivals name their barrier as argument 0."""
         args = c.node.args
         bar = self.barrier(_strip_address(args[0]), c.env) if args else None
@@ -609,10 +618,10 @@ class _RoleWalker:
         self.events.append(Event(c.intr.kind, c.node, self.index, mult, c.it, guarded=c.guarded,
                                  barrier=bar))
 
-    def on_tma_load(self, c: "_Call") -> None:
+    def on_tma_load(self, c: _Call) -> None:
         self.tma_load(c.node, c.env, c.mult, c.it, c.guarded, cluster=c.intr.cluster)
 
-    def on_desc_init(self, c: "_Call") -> None:
+    def on_desc_init(self, c: _Call) -> None:
         args = c.node.args
         ref = self.b.layout.ref(args[1]) if len(args) > 1 else None
         name = args[0].ident if args and isinstance(args[0], A.Name) else None
@@ -620,7 +629,7 @@ class _RoleWalker:
             off, _ = self.offset(ref.index, ref.elem_bytes, c.env, c.node)
             self.descriptors[name] = (ref.buffer, off or 0)
 
-    def on_desc_offset(self, c: "_Call") -> None:
+    def on_desc_offset(self, c: _Call) -> None:
         args = c.node.args
         name = args[0].ident if args and isinstance(args[0], A.Name) else None
         if name in self.descriptors and c.value is not None:
@@ -629,7 +638,7 @@ class _RoleWalker:
             self.desc_sites[name] = (id(c.node), tuple(sorted(
                 (k, v) for k, v in self.loop_stack if k not in self.pipeline_vars)))
 
-    def on_mma(self, c: "_Call") -> None:
+    def on_mma(self, c: _Call) -> None:
         """wgmma / tcgen05 MMA: reads the shared memory its descriptors point at."""
         for name in _names_in(c.node.args):
             if name in self.descriptors:
@@ -638,7 +647,7 @@ class _RoleWalker:
                 self.events.append(Event(K.SMEM, c.node, self.index, c.mult, c.it, "read", buf, off,
                                          site, guarded=c.guarded))
 
-    def on_shared_pointer(self, c: "_Call") -> None:
+    def on_shared_pointer(self, c: _Call) -> None:
         """PTX wrappers and copies that take a shared-memory pointer at a known argument."""
         intr = c.intr
         if intr.smem is None or intr.smem >= len(c.node.args):
@@ -677,12 +686,12 @@ class _Call:
     """One call being walked, with what the table and the environment say about it."""
 
     node: A.Call
-    intr: "Intrinsic"
+    intr: Intrinsic
     env: dict
     mult: int
     it: tuple
     guarded: bool
-    value: Optional[int]
+    value: int | None
 
 
 _CALL_HANDLERS = {
@@ -722,7 +731,7 @@ def _names_of(expr: A.Expr) -> tuple[str, ...]:
     return found[1]
 
 
-def _access_width(call: A.Call, intr: "Intrinsic") -> Optional[int]:
+def _access_width(call: A.Call, intr: Intrinsic) -> int | None:
     """Bytes one thread moves: `cp_async_gs<16>`, a 16-byte ldmatrix/stmatrix row."""
     if intr.kind == K.CP_ASYNC and call.template_args:
         return evaluate_text(call.template_args[0])
@@ -756,7 +765,7 @@ def _names_in(args: tuple) -> set[str]:
     return {n.ident for a in args for n in a.walk() if isinstance(n, A.Name) and not n.scope}
 
 
-def evaluate_text(text: str) -> Optional[int]:
+def evaluate_text(text: str) -> int | None:
     try:
         return int(text.strip().rstrip("uUlL"), 0)
     except ValueError:

@@ -15,7 +15,7 @@ import gzip
 import json
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
@@ -92,8 +92,8 @@ def _result(f: Finding, index: int, root: Path, suppressed: bool) -> dict[str, A
     return result
 
 
-def _notification(message: str, level: str = "error", path: Optional[str] = None,
-                  root: Optional[Path] = None) -> dict[str, Any]:
+def _notification(message: str, level: str = "error", path: str | None = None,
+                  root: Path | None = None) -> dict[str, Any]:
     note: dict[str, Any] = {"level": level, "message": {"text": message}}
     if path and root is not None:
         note["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": _uri(path, root),
@@ -101,7 +101,7 @@ def _notification(message: str, level: str = "error", path: Optional[str] = None
     return note
 
 
-def render(report: Report, host=None, category: Optional[str] = None, root: Optional[str] = None,
+def render(report: Report, host=None, category: str | None = None, root: str | None = None,
            **_: object) -> str:
     base = Path(root or os.getcwd()).resolve()
     rules = sorted(report.rules.values(), key=lambda r: r.id)[:MAX_RULES]

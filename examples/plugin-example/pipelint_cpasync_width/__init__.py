@@ -41,3 +41,23 @@ def pipelint_check_kernel(kernel, parsed, path):
                 f"cp.async into {ev.buffer} copies {width} bytes per instruction; 16-byte copies "
                 f"need {16 // int(width)}x fewer instructions per stage"))
     return findings
+
+
+# ---------------------------------------------------------------- a third-party output format
+@hookimpl
+def pipelint_output_formats():
+    """`--format csv`: one line per finding, for spreadsheets and quick `sort | uniq -c` triage."""
+    return {"csv": render_csv}
+
+
+def render_csv(report, **_):
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["path", "line", "column", "severity", "rule", "message"])
+    for f in report.sorted_findings():
+        loc = f.location
+        writer.writerow([loc.path, loc.line, loc.column, f.severity.value, f.rule, f.message])
+    return out.getvalue()

@@ -72,3 +72,16 @@ def test_findings_and_rules_in_sarif(plugin_python, narrow_kernel):
     assert any(e["name"] == "cpasync-width" and e["version"] == "0.1.0" for e in run["tool"]["extensions"])
     results = [r for r in run["results"] if r["ruleId"] == "narrow-cp-async"]
     assert results and all(rules[r["ruleIndex"]] == "narrow-cp-async" for r in results)
+
+
+def test_third_party_output_format_is_a_format_choice(plugin_python, narrow_kernel):
+    import csv
+
+    proc = _pipelint(plugin_python, "check", str(narrow_kernel), "--format", "csv")
+    rows = list(csv.DictReader(proc.stdout.splitlines()))
+    assert rows and {"path", "line", "rule", "message"} <= set(rows[0])
+    assert any(r["rule"] == "narrow-cp-async" for r in rows)
+    helped = _pipelint(plugin_python, "check", "--help").stdout
+    assert "csv" in helped
+    unknown = _pipelint(plugin_python, "check", str(narrow_kernel), "--format", "xml")
+    assert unknown.returncode == 2 and "invalid choice" in unknown.stderr
