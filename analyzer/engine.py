@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -212,6 +213,18 @@ def _worker(args: tuple[str, int, float]):
     return check_file(args[0], _WORKER_HOST, args[1], args[2])
 
 
+def _isolated(path: str, options: CheckOptions):
+    """Check one file in a worker of its own: if that worker dies (a plugin calling
+    `os._exit`, a crash in a C extension), only this file's result is lost."""
+    try:
+        with ProcessPoolExecutor(1, initializer=_worker_init, initargs=(options.disable,)) as pool:
+            return pool.submit(_worker, (path, options.max_bytes, options.time_budget)).result()
+    except BrokenProcessPool:
+        finding = _file_finding(ANALYSIS_LIMIT, path, "the worker analysing this file died (a plugin or "
+                                "extension ended the process); this file's findings are missing")
+        return FileResult(path, False, error=finding.message), [finding], []
+
+
 def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions) -> Report:
     # One report whatever order the paths came in (and each file once): byte-identical output.
     files = sorted(dict.fromkeys(files))
@@ -219,9 +232,12 @@ def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions) -> 
     cores = os.cpu_count() or 1
     jobs = min(options.jobs, cores) if options.jobs else (min(cores, 8) if len(files) >= 8 else 1)
     if jobs > 1 and len(files) > 1:
-        with ProcessPoolExecutor(jobs, initializer=_worker_init, initargs=(options.disable,)) as pool:
-            results = list(pool.map(_worker, [(f, options.max_bytes, options.time_budget) for f in files],
-                                    chunksize=4))
+        try:
+            with ProcessPoolExecutor(jobs, initializer=_worker_init, initargs=(options.disable,)) as pool:
+                results = list(pool.map(_worker, [(f, options.max_bytes, options.time_budget) for f in files],
+                                        chunksize=4))
+        except BrokenProcessPool:
+            results = [_isolated(f, options) for f in files]
     else:
         results = [check_file(f, host, options.max_bytes, options.time_budget) for f in files]
     for result, findings, errors in results:

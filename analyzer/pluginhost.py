@@ -20,7 +20,7 @@ from pathlib import Path
 import pluggy
 
 from . import hookspecs
-from .findings import Finding, Rule, ToolError
+from .findings import Finding, Location, Rule, Severity, ToolError
 
 GROUP = "pipelint"
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
@@ -71,15 +71,30 @@ class PluginHost:
         for impl in getattr(self.pm.hook, hook).get_hookimpls():
             try:
                 result = impl.function(**{a: kwargs[a] for a in impl.argnames})
-                for f in result or ():
-                    findings.append(_stamp(f, impl.plugin_name))
-            except Exception as exc:  # noqa: BLE001 - isolation is the point
+                produced = [_checked(f, impl.plugin_name, self.rules) for f in result or ()]
+                findings.extend(produced)
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - isolation is the point
                 where = f" in kernel {kwargs['kernel'].name}" if "kernel" in kwargs else ""
                 errors.append(ToolError(
                     f"plugin {impl.plugin_name!r} crashed{where}: {type(exc).__name__}: {exc}",
                     path=kwargs.get("path"), plugin=impl.plugin_name,
                     detail="".join(traceback.format_exception(exc))))
         return findings, errors
+
+
+class MalformedFinding(Exception):
+    """A plugin returned something that is not a `Finding` of a declared rule."""
+
+
+def _checked(f: object, plugin: str, rules: dict[str, Rule]) -> Finding:
+    """The plugin's finding, stamped with its name; anything malformed fails that plugin only."""
+    if not isinstance(f, Finding):
+        raise MalformedFinding(f"returned {type(f).__name__} {f!r:.80}, not a pipelint Finding")
+    if not isinstance(f.location, Location) or not isinstance(f.severity, Severity):
+        raise MalformedFinding(f"returned a Finding without a Location and Severity: {f!r:.120}")
+    if f.rule not in rules:
+        raise MalformedFinding(f"reported rule {f.rule!r}, which no plugin declares in pipelint_rules")
+    return _stamp(f, plugin)
 
 
 def _stamp(f: Finding, plugin: str) -> Finding:
@@ -170,10 +185,16 @@ def _collect_rules(host: PluginHost) -> None:
     for impl in host.pm.hook.pipelint_rules.get_hookimpls():
         try:
             rules: list[Rule] = list(impl.function() or ())  # type: ignore[call-overload]
-        except Exception as exc:  # noqa: BLE001
+        except (Exception, SystemExit) as exc:  # noqa: BLE001
             host.errors.append(ToolError(f"plugin {impl.plugin_name!r} failed to declare rules: {exc}",
                                          plugin=impl.plugin_name))
             continue
+        bad = [r for r in rules if not isinstance(r, Rule)]
+        if bad:
+            host.errors.append(ToolError(f"plugin {impl.plugin_name!r} declares {type(bad[0]).__name__} "
+                                         f"{bad[0]!r:.80} in pipelint_rules, not a pipelint Rule",
+                                         plugin=impl.plugin_name))
+            rules = [r for r in rules if isinstance(r, Rule)]
         for rule in rules:
             other = host.rule_plugin.get(rule.id)
             if other is not None:

@@ -126,3 +126,66 @@ def test_fifos_are_skipped_with_a_finding_not_blocked_on(tmp_path):
     messages = {Path(f["path"]).name: f["message"] for f in report["findings"] if f["rule"] == "unreadable-file"}
     assert "FIFO" in messages["pipe.cu"] and "folder.cu" not in messages
     assert any(f["path"].endswith("gemv_sm_80_s2.cu") for f in report["findings"])
+
+
+# ---------------------------------------------------------------- plugins that misbehave
+class _BadPlugin:
+    """A plugin whose hooks return the wrong things or exit."""
+
+    from pipelint import Rule as _Rule, Severity as _Severity, hookimpl as _hookimpl
+
+    RULE = _Rule("bad-plugin-rule", "Bad", "short", "full", _Severity.WARNING, "help", ())
+
+    @staticmethod
+    @_hookimpl
+    def pipelint_rules():
+        return (_BadPlugin.RULE, "not a rule")
+
+    @staticmethod
+    @_hookimpl
+    def pipelint_check_kernel(kernel, parsed, path):
+        if "gemv" in path:
+            raise SystemExit(3)
+        return ["not a finding"]
+
+
+def test_misbehaving_plugin_is_a_tool_error_naming_it_and_the_others_still_run():
+    host = load_plugins(extra_modules=[_BadPlugin])
+    assert any("not a pipelint Rule" in e.message for e in host.errors)
+    report = run_check([str(KERNELS / "gemv_sm_80_s2.cu"), str(KERNELS / "gemm_f16_sm_80_s3.cu")], host,
+                       CheckOptions(jobs=1))
+    messages = [e.message for e in report.errors]
+    assert any("SystemExit" in m for m in messages) and any("not a pipelint Finding" in m for m in messages)
+    assert any(f.rule == "redundant-barrier" for f in report.findings)      # built-in checks kept
+
+
+def test_a_worker_that_dies_costs_only_its_file(tmp_path):
+    plugin = tmp_path / "exiting_plugin.py"
+    plugin.write_text("import os\nfrom pipelint import hookimpl\n\n@hookimpl\n"
+                      "def pipelint_check_kernel(kernel, parsed, path):\n"
+                      "    if 'gemv_sm_80_s2' in path:\n        os._exit(7)\n    return []\n")
+    files = sorted(str(p) for p in KERNELS.glob("gemv_sm_80_s*.cu"))
+    script = (f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n"
+              "import importlib.metadata as md, pipelint.pluginhost as ph\n"
+              "real = md.entry_points\n"
+              "class EP:\n    name = 'exiting'; dist = None\n"
+              "    def load(self):\n        import exiting_plugin; return exiting_plugin\n"
+              "ph.entry_points = lambda group: list(real(group=group)) + [EP()]\n"
+              "from pipelint.engine import run_check, CheckOptions\n"
+              f"r = run_check({files!r}, ph.load_plugins(), CheckOptions(jobs=2))\n"
+              "print(len(r.files), sorted({f.rule for f in r.findings if 'gemv_sm_80_s2' in f.location.path}))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    count, rules = out.stdout.strip().split(" ", 1)
+    assert int(count) == len(files) and "analysis-limit" in rules
+
+
+def test_lowering_cache_entries_of_another_shape_are_not_trusted():
+    from pipelint.lowering.driver import valid_cache_entry
+
+    good = {"ok": True, "name": "k", "kind": "factory", "cuda": "__global__ ...", "pipelined_loops": [],
+            "shared_shapes": {}}
+    assert valid_cache_entry(good)
+    for bad in (None, [], {"ok": True}, {**good, "ok": False}, {**good, "cuda": None},
+                {**good, "pipelined_loops": "x"}):
+        assert not valid_cache_entry(bad)

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -99,11 +100,15 @@ def run_worker(payload: dict, timeout: float, env: dict | None = None) -> dict:
     root = str(Path(__file__).resolve().parents[2])
     penv = dict(os.environ, **(env or {}))
     penv["PYTHONPATH"] = root + os.pathsep + penv.get("PYTHONPATH", "")
-    try:
-        proc = subprocess.run(cmd, input=json.dumps(payload), capture_output=True, text=True,
-                              timeout=timeout, env=penv)
-    except subprocess.TimeoutExpired:
-        return {"ok": False, "kind": "timeout", "error": f"lowering did not finish in {timeout:g} s (hang?)"}
+    # Its own session, so that a timeout kills TileLang's helper processes too, not just Python.
+    with subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, env=penv, start_new_session=True) as child:
+        try:
+            stdout, stderr = child.communicate(json.dumps(payload), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(child)
+            return {"ok": False, "kind": "timeout", "error": f"lowering did not finish in {timeout:g} s (hang?)"}
+    proc = subprocess.CompletedProcess(cmd, child.returncode, stdout, stderr)
     out = proc.stdout
     if (env or {}).get("TL_LOWER_TRACE") in ("terminal", "both"):
         # TileLang prints its per-pass IR diff to the worker's stdout: pass it on
@@ -116,6 +121,23 @@ def run_worker(payload: dict, timeout: float, env: dict | None = None) -> dict:
     tail = (proc.stderr or out).strip().splitlines()[-3:]
     how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
     return {"ok": False, "kind": "crash", "error": f"lowering worker crashed ({how}): {' | '.join(tail)}"}
+
+
+def _kill_group(child: subprocess.Popen) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        child.kill()
+    child.communicate()
+
+
+CACHE_KEYS = frozenset({"ok", "name", "kind", "cuda", "pipelined_loops", "shared_shapes"})
+
+
+def valid_cache_entry(entry: object) -> bool:
+    """Exactly what `worker.lower` returns: anything else (old, partial, edited) is re-lowered."""
+    return (isinstance(entry, dict) and entry.get("ok") is True and set(entry) >= CACHE_KEYS
+            and isinstance(entry.get("cuda"), str) and isinstance(entry.get("pipelined_loops"), list))
 
 
 def discover(ref: KernelRef, timeout: float) -> dict:
@@ -152,11 +174,13 @@ def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: 
         path = cache / f"{key}.json"
         if trace is None and path.is_file():
             try:
-                v.result = json.loads(path.read_text())
+                entry = json.loads(path.read_text())
+            except (OSError, ValueError):
+                entry = None
+            if valid_cache_entry(entry):
+                v.result = entry
                 v.ok, v.cached = True, True
                 continue
-            except (OSError, ValueError):
-                pass
         pending.append((v, path))
     info = {"name": ref.name, "tilelang": tl_version}
     if pending:
