@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .pluginhost import UsageError, load_plugins
+from .errors import UsageError
+from .pluginhost import load_plugins
 
 
 class _Parser(argparse.ArgumentParser):

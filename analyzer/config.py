@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .errors import UsageError
 from .findings import Finding, Location, Report, Severity
-from .pluginhost import PluginHost, UsageError
+from .pluginhost import PluginHost
 
 KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "per-kernel-ignores", "severity",
         "fail-on", "max-file-size", "jobs", "time-budget"}

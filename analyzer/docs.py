@@ -26,4 +26,5 @@ def rule_page(rule: Rule, plugin: str) -> str:
 
 
 def help_uri(rule: Rule) -> str:
-    return DOCS_URL.format(id=rule.id)
+    """A third-party rule's own page when it declares one, pipelint's page otherwise."""
+    return rule.help_uri or DOCS_URL.format(id=rule.id)

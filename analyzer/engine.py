@@ -20,8 +20,9 @@ from pathlib import Path
 
 from .core_rules import ANALYSIS_LIMIT, NO_KERNEL, PARSE_ERROR, UNREADABLE
 from .cuda import CudaSyntaxError, parse
+from .errors import UsageError
 from .findings import FileResult, Finding, Location, Report, ToolError
-from .pluginhost import PluginHost, UsageError, load_plugins
+from .pluginhost import PluginHost, load_plugins
 
 SUFFIXES = (".cu", ".cuh")
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from .cuda import CudaSyntaxError, parse
+from .errors import UsageError
 from .model import KernelModel
 from .model.intrinsics import EventKind as K
-from .pluginhost import UsageError
 
 _KIND = {"raw-unsynced": "RAW (async copy -> read)", "war-unsynced": "WAR (read -> async copy)",
          "raw-plain": "RAW (store -> read)", "war-plain": "WAR (read -> store)"}

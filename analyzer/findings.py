@@ -39,6 +39,8 @@ class Rule:
     help: str = ""
     tags: tuple[str, ...] = ()
     precision: str = "high"
+    rationale: str = ""          # why it matters for the pipeline (the rule page's second section)
+    help_uri: str = ""           # documentation of a third-party rule (pipelint's own pages otherwise)
 
 
 @dataclass(frozen=True, slots=True)

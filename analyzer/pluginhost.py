@@ -20,6 +20,7 @@ from pathlib import Path
 import pluggy
 
 from . import hookspecs
+from .errors import UsageError
 from .findings import Finding, Location, Rule, Severity, ToolError
 
 GROUP = "pipelint"
@@ -40,8 +41,6 @@ def builtin_plugins() -> dict[str, str]:
 DISABLE_ENV = "PIPELINT_DISABLE_PLUGINS"
 
 
-class UsageError(Exception):
-    """A problem with how pipelint was called or configured (exit code 2)."""
 
 
 @dataclass

@@ -22,72 +22,6 @@ from pipelint.pluginhost import load_plugins  # noqa: E402
 from mutants import mutate  # noqa: E402
 
 KERNELS = ROOT / "tests" / "fixtures" / "kernels"
-WHY = {
-    "version-overwrite": "The version dimension is what lets iteration k+d's copy run while iteration k computes. "
-                         "With too few versions (or a wrong slot index) the prefetch lands on data that has not "
-                         "been consumed: results are silently wrong, and only for some tile sizes.",
-    "version-mismatch": "Producer and consumer must agree which slot holds which iteration; rotating over "
-                        "different counts makes them drift apart after the first wrap-around.",
-    "shared-overlap": "TileLang packs buffers with disjoint lifetimes into the same bytes of dynamic shared "
-                      "memory; if both are live in the pipelined loop, one clobbers the other.",
-    "wait-too-shallow": "`cp_async_wait<N>` counts commit groups, not stages. One group too many left in flight "
-                        "and compute reads a tile that is still being copied: a race that passes most tests.",
-    "wait-too-deep": "A wait that drains more groups than the reads need turns the pipeline back into "
-                     "copy-then-compute; `cp_async_wait<0>` in the loop is the classic case: num_stages buys "
-                     "shared memory and no overlap.",
-    "redundant-wait": "A wait with no commit since the previous one waits for nothing new; advising a deeper "
-                      "N for it would be wrong (every N is equally useless). It costs an instruction and "
-                      "hides which wait actually guards the reads.",
-    "uncommitted-copy": "Only committed groups can be waited for; an uncommitted copy is never covered by any "
-                        "`cp_async_wait`, so its data is read whenever it happens to arrive.",
-    "missing-drain": "Async copies still in flight when the kernel exits or the bytes are reused write into "
-                     "memory that now belongs to something else.",
-    "missing-barrier": "cp.async completion is per thread; other threads see the data only after a block barrier "
-                       "that follows the wait (RAW). Before re-filling a slot, every thread must be done reading "
-                       "it (WAR). Each of these needs a `__syncthreads` in the right place.",
-    "divergent-barrier": "`__syncthreads` must be reached by every thread of the block; under a `threadIdx` "
-                         "branch it hangs or corrupts the barrier state.",
-    "redundant-barrier": "Every `__syncthreads` in the steady-state loop stalls the whole block once per "
-                         "iteration. A barrier that orders no hazard is pure latency on the critical path; the "
-                         "seed document's criterion is that barriers per iteration must not grow with num_stages.",
-    "mbarrier-arrival-count": "A phase completes after exactly `init(n)` arrivals. If a whole warp group arrives "
-                              "where one elected thread was expected (or the reverse), phases complete early "
-                              "(race) or never (hang).",
-    "mbarrier-tx-bytes": "The full barrier's phase completes when the announced transaction bytes have landed. "
-                         "Announcing fewer bytes than the TMA boxes deliver releases consumers before the tile "
-                         "is complete; announcing more hangs.",
-    "mbarrier-deadlock": "Parities encode which phase a wait expects. The producer's first wait on an empty slot "
-                         "must pass on the initial phase (`^ 1`); an off-by-one parity or a missing arrive makes "
-                         "both roles wait for each other forever.",
-    "tma-read-before-wait": "TMA writes shared memory asynchronously; only a wait that observed the phase the "
-                            "load completes makes the tile safe to read.",
-    "mbarrier-release": "In a warp-specialized pipeline the consumers' arrive on the empty barrier is the only "
-                        "thing that tells the producer a slot can be overwritten.",
-    "tma-store-fence": "The epilogue of a warp-specialized kernel gathers the tile in shared memory with "
-                       "ordinary stores (stmatrix) and hands it to the TMA unit; without a proxy fence the "
-                       "async proxy may read the tile before those stores are visible to it.",
-    "mbarrier-init-fence": "mbarrier initialisation is a generic-proxy write; the TMA unit (async proxy) and the "
-                           "other threads see it only after `fence_barrier_init` and a block barrier.",
-    "planner-stages": "The stage/order annotations are what InjectSoftwarePipeline materialises; a plan outside "
-                      "the planner's own shape means the lowering is not what num_stages asked for.",
-    "ir-cuda-mismatch": "The generated CUDA must implement the IR's pipeline: as many slots as versions and a "
-                        "wait that keeps versions-1 stages in flight.",
-    "stage-trend": "More stages should buy more versions and more groups in flight, at a flat barrier count; "
-                   "anything else means num_stages is not doing what it should.",
-    "shared-memory-budget": "Each stage multiplies the pipelined buffers; past the per-block limit the kernel "
-                            "cannot launch at all.",
-    "lowering-failed": "A variant that does not lower cannot be compared or benchmarked.",
-    "parse-error": "pipelint checks nothing in a file it cannot parse, so it says so instead of passing it.",
-    "unreadable-file": "Binary, non-UTF-8, unreadable or oversized inputs are reported, not skipped silently.",
-    "no-kernel": "A dump without a `__global__` body (a header, a host stub) has no pipeline to check.",
-    "unused-suppression": "A suppression that matches nothing hides nothing today and may hide a real finding "
-                          "tomorrow.",
-    "unknown-intrinsic": "A linter that silently skips what it does not understand gives a clean report on a "
-                         "kernel it never checked. Naming the call says exactly where the analysis has a hole.",
-    "mbarrier-not-analyzed": "2-CTA (cluster) kernels complete mbarrier phases from both CTAs; simulating one CTA "
-                             "would turn every peer arrival into a false hang. The note records what was not "
-                             "checked instead of guessing.",
-}
 # Rules without a planted mutant that fire on correct TileLang output, and rules that say what
 # pipelint could not analyse: how they show up.
 COVERAGE = {
@@ -153,14 +87,20 @@ def verified_example(rule_id: str) -> str:
             f"where it reports nothing:\n\n```cuda\n" + "\n".join(picked) + "\n```")
 
 
+def _builtin(host, plugin: str) -> bool:
+    """Rules of pipelint itself: the core, and plugins whose module ships in the pipelint package
+    (registered through the entry points, like any third-party plugin)."""
+    module = host.pm.get_plugin(plugin)
+    return plugin == "pipelint" or getattr(module, "__name__", "").startswith("pipelint.")
+
+
 def main() -> int:
     host = load_plugins()
     mutants = {m.rule: m for m in (op() for op in mutate.BASE_OPERATORS)}
     out = ROOT / "docs" / "rules"
     for rule in sorted(host.rules.values(), key=lambda r: r.id):
         plugin = host.rule_plugin[rule.id]
-        if plugin not in ("pipelint", "version-dimension", "wait-group", "barriers", "tma-barriers",
-                          "lowering-facts", "coverage"):
+        if not _builtin(host, plugin):
             continue
         if rule.id in mutants:
             example = mutant_example(host, mutants[rule.id])
@@ -182,7 +122,7 @@ def main() -> int:
 
 ## Why it matters for the pipeline
 
-{WHY.get(rule.id, rule.full)}
+{rule.rationale or rule.full}
 
 ## Example
 

@@ -21,20 +21,28 @@ RULES = (
          "after the wait (RAW), or a copy overwrites a slot other threads may still read with "
          "no barrier after their reads (WAR).",
          Severity.ERROR, "Put `__syncthreads()` after `cp_async_wait<N>` and before the next copy "
-         "into a slot that was just read.", ("correctness", "race")),
+         "into a slot that was just read.", ("correctness", "race"),
+         rationale="cp.async completion is per thread; other threads see the data only after a block barrier "
+                   "that follows the wait (RAW). Before re-filling a slot, every thread must be done reading it "
+                   "(WAR). Each of these needs a `__syncthreads` in the right place."),
     Rule("divergent-barrier", "DivergentBarrier",
          "__syncthreads under thread-dependent control flow",
          "A block barrier that only some threads of the block reach never completes "
          "(undefined behaviour; in practice a hang or silent corruption).",
          Severity.ERROR, "Hoist the barrier out of the branch, or use a named barrier "
-         "(`bar.sync id, n`) for the participating threads.", ("correctness", "hang")),
+         "(`bar.sync id, n`) for the participating threads.", ("correctness", "hang"),
+         rationale="`__syncthreads` must be reached by every thread of the block; under a `threadIdx` branch it "
+                   "hangs or corrupts the barrier state."),
     Rule("redundant-barrier", "RedundantBarrier",
          "__syncthreads orders no shared-memory hazard",
          "Removing this barrier creates no RAW or WAR hazard on shared memory that another barrier "
          "does not already order. In the steady-state loop it stalls the block every iteration: "
          "a barrier on the critical path.",
          Severity.WARNING, "Remove it, or merge it with the neighbouring barrier.",
-         ("performance", "pipeline")),
+         ("performance", "pipeline"),
+         rationale="Every `__syncthreads` in the steady-state loop stalls the whole block once per iteration. A "
+                   "barrier that orders no hazard is pure latency on the critical path; the seed document's "
+                   "criterion is that barriers per iteration must not grow with num_stages."),
 )
 _R = rules_by_id(RULES)
 

@@ -54,7 +54,7 @@ def pipelint_add_commands(subparsers):
 
 
 def cmd_bench(args, host) -> int:
-    from pipelint.pluginhost import UsageError
+    from pipelint.errors import UsageError
 
     if args.from_json:
         try:

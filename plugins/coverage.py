@@ -19,14 +19,18 @@ RULES = (
          "If it touches shared memory or synchronises, the pipeline checks cannot see it; shared "
          "pointers passed to it are treated as possible reads and writes.",
          Severity.NOTE, "Nothing to fix in the kernel; report the intrinsic so pipelint learns it.",
-         ("coverage",)),
+         ("coverage",),
+         rationale="A linter that silently skips what it does not understand gives a clean report on a kernel "
+                   "it never checked. Naming the call says exactly where the analysis has a hole."),
     Rule("implausible-value", "ImplausibleValue",
          "A count in the kernel is outside what CUDA allows",
          "A thread count, mbarrier arrival count or similar value read from the kernel is negative, "
          "zero or beyond the hardware's limits. pipelint analyses the kernel with the value bounded "
          "(and says so) instead of simulating what cannot run.",
          Severity.WARNING, "Fix the value; the kernel cannot launch or its barrier never completes.",
-         ("correctness", "coverage")),
+         ("correctness", "coverage"),
+         rationale="Simulating a 100-million-thread block or a barrier that needs -1 arrivals would only "
+                   "hang the analysis; saying what was bounded keeps the rest of the report exact."),
 )
 _R = rules_by_id(RULES)
 

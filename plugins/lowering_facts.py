@@ -32,24 +32,33 @@ RULES = (
          "The software_pipeline_stage / order annotations PipelinePlanning wrote do not have the shape "
          "its algorithm produces for this num_stages.", Severity.ERROR,
          "Report it with the kernel: the lowering is not what TileLang's planner intends.",
-         ("correctness", "planner")),
+         ("correctness", "planner"),
+         rationale="The stage/order annotations are what InjectSoftwarePipeline materialises; a plan outside "
+                   "the planner's own shape means the lowering is not what num_stages asked for."),
     Rule("ir-cuda-mismatch", "IrCudaMismatch", "Generated CUDA disagrees with the IR's pipeline",
          "The version dimension or wait depth in the CUDA is not what the IR's pipeline says.",
          Severity.ERROR, "Compare the IR after InjectSoftwarePipeline with the CUDA (--trace).",
-         ("correctness", "pipeline")),
+         ("correctness", "pipeline"),
+         rationale="The generated CUDA must implement the IR's pipeline: as many slots as versions and a wait "
+                   "that keeps versions-1 stages in flight."),
     Rule("stage-trend", "StageTrend", "A pipeline fact moves the wrong way as num_stages grows",
          "Across variants of one kernel, versions and in-flight depth should grow with num_stages and "
          "block barriers per steady-state iteration stay flat; a barrier count that grows means a "
          "barrier landed on the critical path.", Severity.WARNING,
          "Diff the variants (`pipelint diff`) and look at the barriers in the loop.",
-         ("performance", "pipeline")),
+         ("performance", "pipeline"),
+         rationale="More stages should buy more versions and more groups in flight, at a flat barrier count; "
+                   "anything else means num_stages is not doing what it should."),
     Rule("shared-memory-budget", "SharedMemoryBudget", "Variant needs more shared memory than a block may have",
          "The static shared-memory footprint exceeds the architecture's per-block limit (sm_80: 163 KB, "
          "sm_90: 227 KB), so the kernel cannot launch.", Severity.ERROR,
-         "Lower num_stages or the tile sizes.", ("resources",)),
+         "Lower num_stages or the tile sizes.", ("resources",),
+         rationale="Each stage multiplies the pipelined buffers; past the per-block limit the kernel cannot "
+                   "launch at all."),
     Rule("lowering-failed", "LoweringFailed", "TileLang could not lower this variant",
          "Lowering failed, hung or crashed; the message is TileLang's own.", Severity.ERROR,
-         "Read TileLang's message; try --trace to see the pass that failed.", ("tool",)),
+         "Read TileLang's message; try --trace to see the pass that failed.", ("tool",),
+         rationale="A variant that does not lower cannot be compared or benchmarked."),
 )
 _R = rules_by_id(RULES)
 

@@ -22,51 +22,71 @@ RULES = (
          "(one elected thread, or a whole warp group) do not add up to n, so phases complete "
          "early (race) or never (hang).",
          Severity.ERROR, "Initialise the barrier with the number of threads that arrive per phase.",
-         ("correctness", "mbarrier")),
+         ("correctness", "mbarrier"),
+         rationale="A phase completes after exactly `init(n)` arrivals. If a whole warp group arrives where one "
+                   "elected thread was expected (or the reverse), phases complete early (race) or never (hang)."),
     Rule("mbarrier-tx-bytes", "MBarrierTxBytes",
          "expect_tx bytes differ from the bytes the TMA loads deliver",
          "The transaction count announced with `expect_transaction`/`arrive_and_expect_tx` must "
          "equal the bytes of the TMA copies that signal the barrier in that phase.",
          Severity.ERROR, "Announce exactly the bytes of the TMA boxes loaded per stage.",
-         ("correctness", "tma")),
+         ("correctness", "tma"),
+         rationale="The full barrier's phase completes when the announced transaction bytes have landed. "
+                   "Announcing fewer bytes than the TMA boxes deliver releases consumers before the tile is "
+                   "complete; announcing more hangs."),
     Rule("mbarrier-deadlock", "MBarrierDeadlock",
          "mbarrier wait can never complete",
          "Simulating the producer and consumer roles, a `wait(parity)` blocks forever: the parity "
          "is off by one phase (the producer's first wait on an empty slot must pass on the initial "
          "phase, `^ 1`), or nobody arrives on the barrier.",
-         Severity.ERROR, "Flip the parity, or add the missing arrive.", ("correctness", "hang")),
+         Severity.ERROR, "Flip the parity, or add the missing arrive.", ("correctness", "hang"),
+         rationale="Parities encode which phase a wait expects. The producer's first wait on an empty slot must "
+                   "pass on the initial phase (`^ 1`); an off-by-one parity or a missing arrive makes both "
+                   "roles wait for each other forever."),
     Rule("tma-read-before-wait", "TmaReadBeforeWait",
          "Shared memory read before the TMA load into it is waited for",
          "A slot written by a TMA load is read before a wait that observed the mbarrier phase the "
          "load completes.",
          Severity.ERROR, "Wait on the slot's full barrier with the right parity before reading.",
-         ("correctness", "tma")),
+         ("correctness", "tma"),
+         rationale="TMA writes shared memory asynchronously; only a wait that observed the phase the load "
+                   "completes makes the tile safe to read."),
     Rule("mbarrier-release", "MBarrierRelease",
          "TMA load overwrites a slot its readers have not released",
          "Before the producer reuses a slot, every consumer must arrive on the slot's empty "
          "barrier after its last read, and the producer must wait for that phase.",
          Severity.ERROR, "Arrive on the empty barrier after the last read; wait on it before the "
-         "next load into the slot.", ("correctness", "tma")),
+         "next load into the slot.", ("correctness", "tma"),
+         rationale="In a warp-specialized pipeline the consumers' arrive on the empty barrier is the only thing "
+                   "that tells the producer a slot can be overwritten."),
     Rule("tma-store-fence", "TmaStoreFence",
          "TMA store reads shared memory written without fence_proxy_async",
          "Stores into shared memory by threads (st.shared, stmatrix) belong to the generic proxy; a "
          "TMA store reads through the async proxy and may see stale bytes unless a "
          "`fence.proxy.async` orders the two after the writes.", Severity.ERROR,
          "Emit `tl::fence_proxy_async()` after the writes (and the barrier that gathers them) and "
-         "before `tl::tma_store`.", ("correctness", "tma")),
+         "before `tl::tma_store`.", ("correctness", "tma"),
+         rationale="The epilogue of a warp-specialized kernel gathers the tile in shared memory with ordinary "
+                   "stores (stmatrix) and hands it to the TMA unit; without a proxy fence the async proxy may "
+                   "read the tile before those stores are visible to it."),
     Rule("mbarrier-not-analyzed", "MBarrierNotAnalyzed",
          "mbarrier protocol shared across the CTAs of a cluster is not checked",
          "Remote arrivals (`bar.arrive(cta_id)`), 2-CTA tcgen05 commits and multicast or 2-SM "
          "TMA loads complete phases from other CTAs of the cluster; pipelint simulates one CTA, "
          "so it assumes those barriers' counts, bytes and parities hold instead of guessing.",
          Severity.NOTE, "Nothing to fix: review cluster-scope barriers by hand or run "
-         "compute-sanitizer synccheck.", ("coverage", "mbarrier")),
+         "compute-sanitizer synccheck.", ("coverage", "mbarrier"),
+         rationale="2-CTA (cluster) kernels complete mbarrier phases from both CTAs; simulating one CTA would "
+                   "turn every peer arrival into a false hang. The note records what was not checked instead of "
+                   "guessing."),
     Rule("mbarrier-init-fence", "MBarrierInitFence",
          "mbarrier used before fence_barrier_init and a block barrier",
          "mbarrier initialisation must be made visible to the async proxy "
          "(`fence_barrier_init`) and to all threads (`__syncthreads`) before first use.",
          Severity.ERROR, "Emit `tl::fence_barrier_init(); __syncthreads();` after the inits.",
-         ("correctness", "mbarrier")),
+         ("correctness", "mbarrier"),
+         rationale="mbarrier initialisation is a generic-proxy write; the TMA unit (async proxy) and the other "
+                   "threads see it only after `fence_barrier_init` and a block barrier."),
 )
 _R = rules_by_id(RULES)
 _KIND_RULE = {

@@ -21,20 +21,27 @@ RULES = (
          "earlier copy put there has not been read yet: the version dimension is too small for "
          "the prefetch distance, or the slot index is wrong.",
          Severity.ERROR, "Give the buffer as many versions as stages in flight (num_stages), and "
-         "index producer and consumer with the same stage expression.", ("correctness", "pipeline")),
+         "index producer and consumer with the same stage expression.", ("correctness", "pipeline"),
+         rationale="The version dimension is what lets iteration k+d's copy run while iteration k computes. "
+                   "With too few versions (or a wrong slot index) the prefetch lands on data that has not been "
+                   "consumed: results are silently wrong, and only for some tile sizes."),
     Rule("version-mismatch", "VersionMismatch",
          "Accesses to one pipelined buffer rotate over different slot counts",
          "Inside the pipelined loop, the copies into a buffer and the reads from it cycle through "
          "different numbers of stage slots, so producer and consumer disagree about which slot "
          "holds which iteration.",
          Severity.ERROR, "Use the same modulus (number of versions) for every access.",
-         ("correctness", "pipeline")),
+         ("correctness", "pipeline"),
+         rationale="Producer and consumer must agree which slot holds which iteration; rotating over different "
+                   "counts makes them drift apart after the first wrap-around."),
     Rule("shared-overlap", "SharedOverlap",
          "Two shared buffers share bytes while both are live in a pipelined loop",
          "TileLang reuses shared-memory offsets for buffers with disjoint lifetimes; two buffers "
          "whose byte ranges overlap are both accessed inside the same pipelined loop.",
          Severity.ERROR, "Give the buffers disjoint offsets or end one lifetime before the loop.",
-         ("correctness", "memory")),
+         ("correctness", "memory"),
+         rationale="TileLang packs buffers with disjoint lifetimes into the same bytes of dynamic shared "
+                   "memory; if both are live in the pipelined loop, one clobbers the other."),
 )
 _R = rules_by_id(RULES)
 

@@ -18,31 +18,43 @@ RULES = (
          "A shared-memory read happens after `cp_async_wait<N>` but the commit group that fills "
          "the slot it reads is among the N newest groups the wait leaves in flight.",
          Severity.ERROR, "Lower N so the group holding this stage's data has completed "
-         "(N = groups committed after it).", ("correctness", "cp.async")),
+         "(N = groups committed after it).", ("correctness", "cp.async"),
+         rationale="`cp_async_wait<N>` counts commit groups, not stages. One group too many left in flight and "
+                   "compute reads a tile that is still being copied: a race that passes most tests."),
     Rule("wait-too-deep", "WaitTooDeep",
          "cp.async wait in the pipelined loop waits for more groups than needed",
          "The steady-state `cp_async_wait<N>` could keep more groups in flight without any read "
          "seeing incomplete data; waiting deeper serialises copy and compute.",
          Severity.WARNING, "Raise N to the reported value (one group per stage in flight).",
-         ("performance", "cp.async")),
+         ("performance", "cp.async"),
+         rationale="A wait that drains more groups than the reads need turns the pipeline back into "
+                   "copy-then-compute; `cp_async_wait<0>` in the loop is the classic case: num_stages buys "
+                   "shared memory and no overlap."),
     Rule("redundant-wait", "RedundantWait",
          "cp.async wait orders no read",
          "No read after this `cp_async_wait<N>` depends on the groups it waits for, whatever N is: "
          "it follows another wait with no commit in between (it does nothing), or a later wait "
          "covers every read. Deepening it is not the fix; it can go.",
-         Severity.WARNING, "Remove the wait.", ("performance", "cp.async")),
+         Severity.WARNING, "Remove the wait.", ("performance", "cp.async"),
+         rationale="A wait with no commit since the previous one waits for nothing new; advising a deeper N for "
+                   "it would be wrong (every N is equally useless). It costs an instruction and hides which "
+                   "wait actually guards the reads."),
     Rule("uncommitted-copy", "UncommittedCopy",
          "cp.async copy is never committed before its data is used",
          "A `cp_async_gs` is read (or the kernel ends) before any `cp_async_commit` puts it in a "
          "group, so no `cp_async_wait` can ever wait for it.",
          Severity.ERROR, "Add `tl::cp_async_commit()` after the copies of each stage.",
-         ("correctness", "cp.async")),
+         ("correctness", "cp.async"),
+         rationale="Only committed groups can be waited for; an uncommitted copy is never covered by any "
+                   "`cp_async_wait`, so its data is read whenever it happens to arrive."),
     Rule("missing-drain", "MissingDrain",
          "cp.async groups still in flight when their shared memory is reused or the kernel ends",
          "Copies in flight are not waited for before the same bytes are written synchronously or "
          "the kernel exits.",
          Severity.WARNING, "Add `tl::cp_async_wait<0>()` before reusing the memory.",
-         ("correctness", "cp.async")),
+         ("correctness", "cp.async"),
+         rationale="Async copies still in flight when the kernel exits or the bytes are reused write into "
+                   "memory that now belongs to something else."),
 )
 _R = rules_by_id(RULES)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..pluginhost import UsageError
+from ..errors import UsageError
 
 KNOWN_ARCHS = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100",
                "sm_100a", "sm_101", "sm_103", "sm_120")
