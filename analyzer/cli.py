@@ -42,6 +42,8 @@ def build_parser(host=None) -> argparse.ArgumentParser:
     check.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
                        help="stop analysing a file after this long and report analysis-limit "
                             "(default 20 s; 0: no limit)")
+    check.add_argument("--memory-budget", type=float, default=None, metavar="MB",
+                       help="memory one file's analysis may add before it is stopped (default 2048 MB; 0: none)")
     check.set_defaults(func=cmd_check)
     rules = sub.add_parser("rules", help="list every rule with its plugin and default severity")
     rules.add_argument("--format", choices=("text", "json"), default="text")
@@ -136,8 +138,9 @@ def cmd_check(args, host) -> int:
     size = positive(first(args.max_file_size, config.max_file_size, 16.0), "--max-file-size")
     budget = positive(first(args.time_budget, config.time_budget, 20.0), "--time-budget", zero=True)
     jobs = int(positive(first(args.jobs, config.jobs, 0), "--jobs", integer=True, zero=True))
+    memory = positive(first(args.memory_budget, config.memory_budget, 2048.0), "--memory-budget", zero=True)
     options = CheckOptions(max_bytes=int(size * 1024 * 1024), jobs=jobs, disable=tuple(args.disable_plugin),
-                           time_budget=budget)
+                           time_budget=budget, memory_budget=memory)
     report = run_check(files, host, options)
     fail_on = apply_config(report, config, args, host)
     emit(args, report, host)

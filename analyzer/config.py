@@ -20,7 +20,7 @@ from .findings import Finding, Location, Report, Severity
 from .pluginhost import PluginHost
 
 KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "per-kernel-ignores", "severity",
-        "fail-on", "max-file-size", "jobs", "time-budget"}
+        "fail-on", "max-file-size", "jobs", "time-budget", "memory-budget"}
 SUPPRESS = re.compile(r"//\s*pipelint:\s*ignore(?:\[([^\]]*)\])?")
 
 
@@ -37,6 +37,7 @@ class Config:
     jobs: int | None = None
     max_file_size: float | None = None      # MB
     time_budget: float | None = None        # seconds per file
+    memory_budget: float | None = None      # MB per file
 
 
 def find_pyproject(paths: Sequence[str]) -> Path | None:
@@ -118,6 +119,8 @@ def load_config(paths: Sequence[str], explicit: str | None, host: PluginHost) ->
         cfg.max_file_size = positive(table["max-file-size"], f"{where} max-file-size")
     if "time-budget" in table:
         cfg.time_budget = positive(table["time-budget"], f"{where} time-budget", zero=True)
+    if "memory-budget" in table:
+        cfg.memory_budget = positive(table["memory-budget"], f"{where} memory-budget", zero=True)
     return cfg
 
 

@@ -29,6 +29,7 @@ DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 
 
 DEFAULT_TIME_BUDGET = 20.0
+DEFAULT_MEMORY_BUDGET = 2048.0      # MB of address space one file's analysis may add
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class CheckOptions:
     jobs: int = 0
     disable: tuple[str, ...] = ()
     time_budget: float = DEFAULT_TIME_BUDGET      # seconds per file (0: none)
+    memory_budget: float = DEFAULT_MEMORY_BUDGET  # MB per file on top of what the process holds (0: none)
 
 
 class _OverBudget(BaseException):
@@ -133,6 +135,8 @@ def analyze_source(path: str, source: str, host: PluginHost):
     for func in kernels:
         try:
             model = KernelModel(func, parsed.lines, parsed.registry)
+        except (MemoryError, RecursionError):
+            raise                   # over the file's budget: analysis-limit
         except Exception as exc:  # noqa: BLE001 - a model bug must not lose other files
             errors.append(ToolError(f"cannot model kernel {func.name}: {type(exc).__name__}: {exc}",
                                     path=path, plugin="pipelint"))
@@ -185,18 +189,44 @@ def describe_counts(counts: list[int], simulated: list[int]) -> str:
     return ", ".join(map(str, counts[:-1])) + f" or {counts[-1]} iterations"
 
 
-def check_file(path: str, host: PluginHost, max_bytes: int,
-               budget: float = DEFAULT_TIME_BUDGET) -> tuple[FileResult, list[Finding], list[ToolError]]:
+@contextlib.contextmanager
+def memory_budget(megabytes: float):
+    """Cap the address space one file's analysis may add (Linux: RLIMIT_AS above current use);
+    going over raises MemoryError in the analysis, which becomes an analysis-limit finding."""
+    try:
+        import resource
+
+        with open("/proc/self/statm") as fh:
+            current = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        yield
+        return
+    cap = current + int(megabytes * 2**20)
+    if megabytes <= 0 or (hard != resource.RLIM_INFINITY and cap > hard):
+        yield
+        return
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def check_file(path: str, host: PluginHost, max_bytes: int, budget: float = DEFAULT_TIME_BUDGET,
+               memory: float = DEFAULT_MEMORY_BUDGET) -> tuple[FileResult, list[Finding], list[ToolError]]:
     source, problem = read_source(path, max_bytes)
     if problem is not None:
         return FileResult(path, False, error=problem.message), [problem], []
     started = time.monotonic()
     try:
-        with time_budget(budget):
+        with time_budget(budget), memory_budget(memory):
             return check_source(path, source or "", host)
     except (_OverBudget, MemoryError, RecursionError) as exc:
         what = (f"analysis stopped after {time.monotonic() - started:.1f} s (time budget {budget:g} s)"
-                if isinstance(exc, _OverBudget) else f"analysis ran out of {type(exc).__name__[:-5].lower()}")
+                if isinstance(exc, _OverBudget) else
+                f"analysis went over its memory budget ({memory:g} MB)" if isinstance(exc, MemoryError) else
+                "analysis recursed too deeply")
         finding = _file_finding(ANALYSIS_LIMIT, path, f"{what}; this file's findings are incomplete")
         return FileResult(path, True, error=finding.message), [finding], []
 
@@ -209,9 +239,9 @@ def _worker_init(disable: tuple[str, ...]) -> None:
     _WORKER_HOST = load_plugins(disable)
 
 
-def _worker(args: tuple[str, int, float]):
+def _worker(args: tuple[str, int, float, float]):
     assert _WORKER_HOST is not None
-    return check_file(args[0], _WORKER_HOST, args[1], args[2])
+    return check_file(args[0], _WORKER_HOST, args[1], args[2], args[3])
 
 
 def _isolated(path: str, options: CheckOptions):
@@ -219,7 +249,7 @@ def _isolated(path: str, options: CheckOptions):
     `os._exit`, a crash in a C extension), only this file's result is lost."""
     try:
         with ProcessPoolExecutor(1, initializer=_worker_init, initargs=(options.disable,)) as pool:
-            return pool.submit(_worker, (path, options.max_bytes, options.time_budget)).result()
+            return pool.submit(_worker, (path, options.max_bytes, options.time_budget, options.memory_budget)).result()
     except BrokenProcessPool:
         finding = _file_finding(ANALYSIS_LIMIT, path, "the worker analysing this file died (a plugin or "
                                 "extension ended the process); this file's findings are missing")
@@ -235,12 +265,14 @@ def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions) -> 
     if jobs > 1 and len(files) > 1:
         try:
             with ProcessPoolExecutor(jobs, initializer=_worker_init, initargs=(options.disable,)) as pool:
-                results = list(pool.map(_worker, [(f, options.max_bytes, options.time_budget) for f in files],
+                results = list(pool.map(_worker, [(f, options.max_bytes, options.time_budget, options.memory_budget)
+                                                  for f in files],
                                         chunksize=4))
         except BrokenProcessPool:
             results = [_isolated(f, options) for f in files]
     else:
-        results = [check_file(f, host, options.max_bytes, options.time_budget) for f in files]
+        results = [check_file(f, host, options.max_bytes, options.time_budget, options.memory_budget)
+                   for f in files]
     for result, findings, errors in results:
         report.files.append(result)
         report.findings.extend(dedupe(findings))

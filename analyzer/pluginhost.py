@@ -72,6 +72,8 @@ class PluginHost:
                 result = impl.function(**{a: kwargs[a] for a in impl.argnames})
                 produced = [_checked(f, impl.plugin_name, self.rules) for f in result or ()]
                 findings.extend(produced)
+            except (MemoryError, RecursionError):
+                raise               # the file's budget, not the plugin's bug: analysis-limit
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - isolation is the point
                 where = f" in kernel {kwargs['kernel'].name}" if "kernel" in kwargs else ""
                 errors.append(ToolError(

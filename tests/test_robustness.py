@@ -189,3 +189,22 @@ def test_lowering_cache_entries_of_another_shape_are_not_trusted():
     for bad in (None, [], {"ok": True}, {**good, "ok": False}, {**good, "cuda": None},
                 {**good, "pipelined_loops": "x"}):
         assert not valid_cache_entry(bad)
+
+
+def test_file_over_its_memory_budget_is_a_finding(tmp_path):
+    hog = tmp_path / "hog_plugin.py"
+    hog.write_text("from pipelint import hookimpl\n\n@hookimpl\ndef pipelint_check_kernel(kernel, parsed, path):\n"
+                   "    if 'gemv_sm_80_s2' in path:\n        block = bytearray(600 * 2**20)\n    return []\n")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("hog_plugin", hog)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    host = load_plugins(extra_modules=[module])
+    files = [str(KERNELS / "gemv_sm_80_s2.cu"), str(KERNELS / "gemv_sm_80_s3.cu")]
+    report = run_check(files, host, CheckOptions(jobs=1, memory_budget=256))
+    limits = [f for f in report.findings if f.rule == "analysis-limit"]
+    if not limits:
+        pytest.skip("no RLIMIT_AS on this platform")
+    assert limits[0].location.path == files[0] and "memory budget (256 MB)" in limits[0].message
+    assert any(f.location.path == files[1] for f in report.findings)       # the next file still ran
