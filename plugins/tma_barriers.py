@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from pipelint import hookimpl
 from pipelint.checks import make_finding, rules_by_id
-from pipelint.findings import Rule, Severity
-from pipelint.model import Event
+from pipelint.cuda.parser import ParsedFile
+from pipelint.findings import Finding, Rule, Severity
+from pipelint.model import Event, KernelModel
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import IssueKind as I
+from pipelint.model.mbarrier import ProtocolIssue
 
 RULES = (
     Rule("mbarrier-arrival-count", "MBarrierArrivalCount",
@@ -103,16 +105,78 @@ _KIND_RULE = {
 
 
 @hookimpl
-def pipelint_rules():
+def pipelint_rules() -> tuple[Rule, ...]:
     return RULES
 
 
 @hookimpl
-def pipelint_check_kernel(kernel, parsed, path):
-    findings = [make_finding(_R[_KIND_RULE[i.kind]], path, kernel, i.event.node, i.message,
-                             [(e.node, msg) for e, msg in i.related])
+def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> list[Finding]:
+    findings = [make_finding(_R[_KIND_RULE[i.kind]], path, kernel, i.event.node, _message(kernel, i),
+                             [(e.node, _related(kernel, e, what)) for e, what in i.related])
                 for i in kernel.mbarrier.issues]
     return findings + _store_fences(kernel, path)
+
+
+# ---------------------------------------------------------------- wording of the model's facts
+def _bar(b) -> str:
+    return f"{b[0]}[{b[1]}]" if b else "?"
+
+
+def _message(kernel: KernelModel, issue: ProtocolIssue) -> str:
+    f, ev, roles = issue.facts, issue.event, kernel.roles
+    kind = issue.kind
+    if kind == I.ARRIVAL_COUNT:
+        who = "; ".join(f"{e.mult} of {roles[e.role]} at line {e.node.span.line}" for e, _ in issue.related)
+        return (f"{_bar(f['barrier'])} is initialised for {f['init']} arrivals per phase, but "
+                f"{f['arrivals']} threads arrive on it per use ({who})")
+    if kind == I.TX_BYTES:
+        return (f"expect_tx on {_bar(f['barrier'])} announces {f['announced']} bytes per phase, but the TMA "
+                f"loads that signal it write {f['loaded']} bytes")
+    if kind == I.DEADLOCK:
+        why = ("no thread ever arrives on it" if f["never_arrived"] else
+               f"wait(parity {f['parity']}) needs phase {f['phase']} to complete, which needs {f['init']} "
+               f"arrivals (it holds {f['holds']}), and every role that could arrive is blocked")
+        return (f"{roles[f['role']]} hangs in wait on {_bar(f['barrier'])} (parity {f['parity']}, "
+                f"iteration {ev.where}): {why}")
+    if kind == I.RAW:
+        where = f"{roles[f['role']]} reads {f['buffer']} slot {f['slot']}"
+        if f.get("never_loaded"):
+            return f"{where} before any TMA load into it has been issued, let alone waited for"
+        return (f"{where} before waiting for phase {f['phase']} of {_bar(f['barrier'])}, which the TMA load "
+                f"into it completes")
+    if kind == I.WAR_UNCONSUMED:
+        prev = issue.related[0][0]
+        return (f"TMA load overwrites {f['buffer']} slot {f['slot']} (iteration {ev.where}) before anyone "
+                f"read the data loaded there at iteration {prev.where}")
+    if kind == I.WAR_UNRELEASED:
+        return (f"TMA load overwrites {f['buffer']} slot {f['slot']} while {roles[f['reader_role']]} may "
+                f"still read it: the reader never arrives on a release barrier after its read")
+    if kind == I.WAR_UNOBSERVED:
+        what = (f"phase {f['phase']} of {_bar(f['barrier'])}" if f.get("barrier") else "the barrier after the read")
+        return (f"TMA load overwrites {f['buffer']} slot {f['slot']} before {roles[f['role']]} observed "
+                f"{what}, in which the readers of the old contents release it")
+    if kind == I.INIT_FENCE:
+        return (f"{_bar(f['barrier'])} is used before {f['missing']} makes the mbarrier initialisation "
+                f"visible to all threads and to the async proxy")
+    shared = (f"mbarriers {', '.join(f['cluster_barriers'])} are shared by the CTAs of the cluster (remote "
+              f"arrivals, 2-CTA commits or multicast TMA): their arrival counts and phases are not checked; "
+              if f.get("cluster_barriers") else "")
+    return (f"cluster kernel: {shared}transaction bytes are not balanced per CTA, since a CTA may announce "
+            f"or receive its peer's TMA bytes")
+
+
+def _related(kernel: KernelModel, ev: Event, what: str) -> str:
+    if what.startswith("load:"):
+        return f"TMA load of {what[5:]} bytes into {ev.buffer}"
+    return {
+        "init": f"init({ev.value})",
+        "last-init": "last mbarrier init",
+        "arrival": f"arrival by {ev.mult} thread(s) of {kernel.roles[ev.role]}",
+        "load": "the TMA load that writes this slot",
+        "earlier-load": "the earlier load into this slot",
+        "read": "the unreleased read",
+        "released-read": "the read of the old contents",
+    }.get(what, what)
 
 
 def _store_fences(kernel, path):

@@ -17,7 +17,7 @@ round-robin until each blocks; nobody able to move is a hang.  Along the way:
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .intrinsics import ARRIVE_KINDS, EXPECT_KINDS, USE_KINDS, IssueKind, K
@@ -33,9 +33,16 @@ Barrier = tuple[str, int]
 
 @dataclass(frozen=True, slots=True)
 class ProtocolIssue:
+    """A fact about the mbarrier protocol; the plugin that reports it owns the wording.
+
+    `facts` holds what was found (barrier, phase, counts, roles by index, buffer and
+    slot, ...) and `related` the other events involved, each with what it is
+    ("init", "arrival", "load", "earlier-load", "read", "released-read").
+    """
+
     kind: IssueKind
     event: Event              # where to report
-    message: str
+    facts: dict = field(default_factory=dict)
     related: tuple[tuple[Event, str], ...] = ()
 
     @property
@@ -83,13 +90,7 @@ class MBarrierAnalysis:
                      None)
         if first is None:
             return []
-        shared = (f"mbarriers {', '.join(sorted(self.cluster_barriers))} are shared by the CTAs of "
-                  f"the cluster (remote arrivals, 2-CTA commits or multicast TMA): their arrival "
-                  f"counts and phases are not checked; " if self.cluster_barriers else "")
-        return [ProtocolIssue(
-            I.UNANALYZED, first,
-            f"cluster kernel: {shared}transaction bytes are not balanced per CTA, since a CTA may "
-            f"announce or receive its peer's TMA bytes")]
+        return [ProtocolIssue(I.UNANALYZED, first, {"cluster_barriers": sorted(self.cluster_barriers)})]
 
     # ---------------------------------------------------------------- static per-iteration counts
     def _inits(self) -> dict[Barrier, Event]:
@@ -182,10 +183,8 @@ class MBarrierAnalysis:
                 continue
             if init is not None and init.value != total:
                 issues.append(ProtocolIssue(
-                    I.ARRIVAL_COUNT, init,
-                    f"{bar_name(bar)} is initialised for {init.value} arrivals per phase, but "
-                    f"{total} threads arrive on it per use ({_who(self.model, evs)})",
-                    tuple((e, f"arrival by {e.mult} thread(s) of {self.model.roles[e.role]}") for e in evs[:3])))
+                    I.ARRIVAL_COUNT, init, {"barrier": bar, "init": init.value, "arrivals": total},
+                    tuple((e, "arrival") for e in evs[:3])))
         # In a cluster kernel a CTA may announce or receive bytes of its peer's loads
         # (2-CTA MMA operands, multicast): one CTA's byte balance proves nothing.
         for (it, bar), evs in ({} if self.model.trace.cluster else expected).items():
@@ -197,10 +196,9 @@ class MBarrierAnalysis:
             got = sum((s or 0) * e.mult for s, e in zip(sizes, got_evs))
             if got != want:
                 issues.append(ProtocolIssue(
-                    I.TX_BYTES, evs[0],
-                    f"expect_tx on {bar_name(bar)} announces {want} bytes per phase, but the TMA loads "
-                    f"that signal it write {got} bytes",
-                    tuple((e, f"TMA load of {s} bytes into {e.buffer}") for s, e in zip(sizes, got_evs))[:5]))
+                    I.TX_BYTES, evs[0], {"barrier": bar, "announced": want, "loaded": got,
+                                         "load_bytes": [s for s in sizes][:5]},
+                    tuple((e, f"load:{s}") for s, e in zip(sizes, got_evs))[:5]))
         return issues
 
     def _init_fence(self) -> list[ProtocolIssue]:
@@ -217,11 +215,8 @@ class MBarrierAnalysis:
             elif ev.kind in USE_KINDS and last_init is not None:
                 if not (fenced and synced):
                     missing = "tl::fence_barrier_init()" if not fenced else "__syncthreads()"
-                    return [ProtocolIssue(
-                        I.INIT_FENCE, ev,
-                        f"{bar_name(ev.barrier)} is used before {missing} makes the mbarrier "
-                        f"initialisation visible to all threads and to the async proxy",
-                        ((last_init, "last mbarrier init"),))]
+                    return [ProtocolIssue(I.INIT_FENCE, ev, {"barrier": ev.barrier, "missing": missing},
+                                          ((last_init, "last-init"),))]
                 return []
         return []
 
@@ -243,17 +238,13 @@ class MBarrierAnalysis:
             if ev.kind != K.MBAR_WAIT:
                 continue
             st = bars.get(ev.barrier) or BarrierState()
-            why = ("no thread ever arrives on it" if ev.barrier not in arrivers else
-                   f"wait(parity {ev.value}) needs phase {st.completed} to complete, which needs {st.init} "
-                   f"arrivals (it holds {st.arrivals}), and every role that could arrive is blocked")
-            related = [(e, f"init({e.value})") for e in self._inits().values() if e.barrier == ev.barrier]
-            related += [(e, f"arrive by {e.mult} thread(s) of {self.model.roles[e.role]}")
-                        for e in _first_per_node(t for t in traces for t in t)
+            related = [(e, "init") for e in self._inits().values() if e.barrier == ev.barrier]
+            related += [(e, "arrival") for e in _first_per_node(t for t in traces for t in t)
                         if e.kind in ARRIVE_KINDS and e.barrier == ev.barrier][:2]
             issues.append(ProtocolIssue(
-                I.DEADLOCK, ev,
-                f"{self.model.roles[r]} hangs in wait on {bar_name(ev.barrier)} "
-                f"(parity {ev.value}, iteration {ev.where}): {why}", tuple(related)))
+                I.DEADLOCK, ev, {"role": r, "barrier": ev.barrier, "parity": ev.value,
+                                 "never_arrived": ev.barrier not in arrivers, "phase": st.completed,
+                                 "init": st.init, "holds": st.arrivals}, tuple(related)))
         return issues
 
 
@@ -263,8 +254,3 @@ def _first_per_node(events):
         if id(e.node) not in seen:
             seen.add(id(e.node))
             yield e
-
-
-
-def _who(model: KernelModel, evs: list[Event]) -> str:
-    return "; ".join(f"{e.mult} of {model.roles[e.role]} at line {e.node.span.line}" for e in evs[:3])

@@ -288,31 +288,27 @@ class ProtocolSim:
         return True
 
     def read(self, r: int, ev: Event) -> None:
-        from .mbarrier import ProtocolIssue, bar_name
+        from .mbarrier import ProtocolIssue
 
         model = self.model
         rng = model.byte_range(ev)
         gen = self.ranges.get(rng) if rng else None
         if gen is None and rng is not None and ev.buffer in self.a.tma_targets:
-            self.issues.append(ProtocolIssue(
-                IssueKind.RAW, ev,
-                f"{model.roles[r]} reads {ev.buffer} slot {model.slot(ev)} before any TMA load "
-                f"into it has been issued, let alone waited for"))
+            self.issues.append(ProtocolIssue(IssueKind.RAW, ev, {"role": r, "buffer": ev.buffer,
+                                                                 "slot": model.slot(ev), "never_loaded": True}))
         if gen is None:
             return
         for wb, phase, wev in gen.writes.values():
             if wb is not None and self.known[r].get(wb, -1) < phase:
                 self.issues.append(ProtocolIssue(
-                    IssueKind.RAW, ev,
-                    f"{model.roles[r]} reads {ev.buffer} slot {model.slot(ev)} before waiting "
-                    f"for phase {phase} of {bar_name(wb)}, which the TMA load into it completes",
-                    ((wev, "the TMA load that writes this slot"),)))
+                    IssueKind.RAW, ev, {"role": r, "buffer": ev.buffer, "slot": model.slot(ev),
+                                        "barrier": wb, "phase": phase}, ((wev, "load"),)))
                 break
         gen.readers.append(Reader(r, ev))
 
     def tma_write(self, r: int, ev: Event, phase: int) -> None:
         """Record a TMA write; loads of one iteration into one slot form one generation."""
-        from .mbarrier import ProtocolIssue, bar_name
+        from .mbarrier import ProtocolIssue
 
         model = self.model
         rng = model.byte_range(ev)
@@ -323,34 +319,26 @@ class ProtocolSim:
         if old is not None and old.context == context:
             old.writes[ev.offset] = (ev.barrier, phase, ev)
             return
-        where = f"{ev.buffer} slot {model.slot(ev)}"
         if old is not None:
             if not old.readers and any(w[2].node is ev.node for w in old.writes.values()):
                 prev = next(iter(old.writes.values()))[2]
                 self.issues.append(ProtocolIssue(
-                    IssueKind.WAR_UNCONSUMED, ev,
-                    f"TMA load overwrites {where} (iteration {ev.where}) before anyone read the "
-                    f"data loaded there at iteration {prev.where}",
-                    ((prev, "the earlier load into this slot"),)))
+                    IssueKind.WAR_UNCONSUMED, ev, {"buffer": ev.buffer, "slot": model.slot(ev)},
+                    ((prev, "earlier-load"),)))
             for reader in old.readers:
                 if any(self.released(r, rel) for rel in reader.releases):
                     continue
                 arrivals = [rel for rel in reader.releases if rel[0] != "sync"]
+                facts = {"buffer": ev.buffer, "slot": model.slot(ev), "role": r, "reader_role": reader.role}
                 if not reader.releases:
-                    self.issues.append(ProtocolIssue(
-                        IssueKind.WAR_UNRELEASED, ev,
-                        f"TMA load overwrites {where} while {model.roles[reader.role]} may still read "
-                        f"it: the reader never arrives on a release barrier after its read",
-                        ((reader.event, "the unreleased read"),)))
+                    self.issues.append(ProtocolIssue(IssueKind.WAR_UNRELEASED, ev, facts,
+                                                     ((reader.event, "read"),)))
                 else:
                     rel = arrivals[0] if arrivals else None
-                    what = (f"phase {rel[1]} of {bar_name(rel[0])}" if rel else
-                            "the barrier after the read")
                     self.issues.append(ProtocolIssue(
                         IssueKind.WAR_UNOBSERVED, ev,
-                        f"TMA load overwrites {where} before {model.roles[r]} observed {what}, "
-                        f"in which the readers of the old contents release it",
-                        ((reader.event, "the read of the old contents"),)))
+                        {**facts, "barrier": rel[0] if rel else None, "phase": rel[1] if rel else None},
+                        ((reader.event, "released-read"),)))
         self.ranges[rng] = Generation({ev.offset: (ev.barrier, phase, ev)}, context)
 
 
