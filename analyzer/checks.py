@@ -47,3 +47,11 @@ def make_finding(rule: Rule, path: str, model, node: A.Node, message: str,
 
 def rules_by_id(rules: Sequence[Rule]) -> dict[str, Rule]:
     return {r.id: r for r in rules}
+
+
+def hazards_for(model, rules: Iterable[Rule]) -> list:
+    """The cp.async hazards of a kernel that the given rules report (`HAZARD_RULES`), in order."""
+    from .model.intrinsics import HAZARD_RULES
+
+    wanted = {r.id for r in rules}
+    return [h for h in model.cp_async.hazards if HAZARD_RULES.get(h.kind) in wanted]

@@ -9,8 +9,10 @@ barrier only some threads reach is a hang.
 from __future__ import annotations
 
 from pipelint import hookimpl
-from pipelint.checks import make_finding, rules_by_id
-from pipelint.findings import Rule, Severity
+from pipelint.checks import hazards_for, make_finding, rules_by_id
+from pipelint.cuda.parser import ParsedFile
+from pipelint.findings import Finding, Rule, Severity
+from pipelint.model import KernelModel
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
 
@@ -48,14 +50,14 @@ _R = rules_by_id(RULES)
 
 
 @hookimpl
-def pipelint_rules():
+def pipelint_rules() -> tuple[Rule, ...]:
     return RULES
 
 
 @hookimpl
-def pipelint_check_kernel(kernel, parsed, path):
+def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> list[Finding]:
     out = []
-    for h in kernel.cp_async.hazards:
+    for h in hazards_for(kernel, RULES):
         if h.kind == H.RAW_UNSYNCED:
             related = [(h.first.node, f"async copy into {h.buffer} slot {h.slot}")]
             if h.wait is not None:

@@ -12,6 +12,7 @@ the compiled kernel), the steady-state wait, barriers per iteration, findings.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import multiprocessing
 import os
@@ -29,7 +30,7 @@ SMEM_WORDS = ("shared memory", "shared data", "smem", "cudaFuncSetAttribute", "t
 
 
 @hookimpl
-def pipelint_add_commands(subparsers):
+def pipelint_add_commands(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("bench", help="time num_stages variants on a GPU, beside pipelint's static facts")
     p.add_argument("kernel", metavar="FILE.py[:NAME]", nargs="?")
     p.add_argument("--num-stages", type=int, nargs="+", default=[1, 2, 3, 4, 6], metavar="N")

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from pipelint import hookimpl
 from pipelint.checks import make_finding, rules_by_id
-from pipelint.findings import Rule, Severity
+from pipelint.cuda.parser import ParsedFile
+from pipelint.findings import Finding, Rule, Severity
+from pipelint.model import KernelModel
 
 RULES = (
     Rule("unknown-intrinsic", "UnknownIntrinsic",
@@ -36,12 +38,12 @@ _R = rules_by_id(RULES)
 
 
 @hookimpl
-def pipelint_rules():
+def pipelint_rules() -> tuple[Rule, ...]:
     return RULES
 
 
 @hookimpl
-def pipelint_check_kernel(kernel, parsed, path):
+def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> list[Finding]:
     return [make_finding(_R["unknown-intrinsic"], path, kernel, node,
                          f"{name} is not in pipelint's intrinsics table: its effect on shared memory "
                          f"and barriers is not modelled")

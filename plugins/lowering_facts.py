@@ -21,6 +21,7 @@ from collections import defaultdict
 from pipelint import hookimpl
 from pipelint.checks import rules_by_id
 from pipelint.findings import Finding, Location, Rule, Severity
+from pipelint.lowering.sweep import LoweredVariant
 from pipelint.model.intrinsics import EventKind as K
 
 SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_87": 163 * 1024, "sm_89": 99 * 1024,
@@ -64,7 +65,7 @@ _R = rules_by_id(RULES)
 
 
 @hookimpl
-def pipelint_rules():
+def pipelint_rules() -> tuple[Rule, ...]:
     return RULES
 
 
@@ -75,7 +76,7 @@ def _finding(rule_id: str, v, message: str, severity=None) -> Finding:
 
 
 @hookimpl
-def pipelint_check_variants(variants):
+def pipelint_check_variants(variants: list[LoweredVariant]) -> list[Finding]:
     out = []
     for v in variants:
         if not v.ok:

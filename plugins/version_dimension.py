@@ -9,9 +9,10 @@ next copy clobber data before it is used.
 from __future__ import annotations
 
 from pipelint import hookimpl
-from pipelint.checks import make_finding, rules_by_id
-from pipelint.findings import Rule, Severity
-from pipelint.model import Event
+from pipelint.checks import hazards_for, make_finding, rules_by_id
+from pipelint.cuda.parser import ParsedFile
+from pipelint.findings import Finding, Rule, Severity
+from pipelint.model import Event, KernelModel
 from pipelint.model.intrinsics import HazardKind as H
 
 RULES = (
@@ -47,14 +48,14 @@ _R = rules_by_id(RULES)
 
 
 @hookimpl
-def pipelint_rules():
+def pipelint_rules() -> tuple[Rule, ...]:
     return RULES
 
 
 @hookimpl
-def pipelint_check_kernel(kernel, parsed, path):
+def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> list[Finding]:
     findings = []
-    for h in kernel.cp_async.hazards:
+    for h in hazards_for(kernel, RULES):
         if h.kind == H.OVERWRITE_UNCONSUMED:
             findings.append(make_finding(
                 _R["version-overwrite"], path, kernel, h.second.node,

@@ -8,8 +8,10 @@ drains the pipeline every iteration and the copy/compute overlap is gone.
 from __future__ import annotations
 
 from pipelint import hookimpl
-from pipelint.checks import make_finding, rules_by_id
-from pipelint.findings import Rule, Severity
+from pipelint.checks import hazards_for, make_finding, rules_by_id
+from pipelint.cuda.parser import ParsedFile
+from pipelint.findings import Finding, Rule, Severity
+from pipelint.model import KernelModel
 from pipelint.model.intrinsics import HazardKind as H
 
 RULES = (
@@ -60,15 +62,15 @@ _R = rules_by_id(RULES)
 
 
 @hookimpl
-def pipelint_rules():
+def pipelint_rules() -> tuple[Rule, ...]:
     return RULES
 
 
 @hookimpl
-def pipelint_check_kernel(kernel, parsed, path):
+def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> list[Finding]:
     out = []
     uncommitted_reported = set()
-    for h in kernel.cp_async.hazards:
+    for h in hazards_for(kernel, RULES):
         if h.kind == H.RAW_INCOMPLETE and h.wait is not None:
             out.append(make_finding(
                 _R["wait-too-shallow"], path, kernel, h.wait.node,

@@ -1,17 +1,13 @@
-"""Shared helpers: the committed fixture corpus and an in-process CLI runner."""
+"""pytest fixtures: an in-process CLI runner (paths and helpers live in tests/helpers.py)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from pipelint.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
-KERNELS = ROOT / "tests" / "fixtures" / "kernels"
-HANDWRITTEN = ROOT / "tests" / "fixtures" / "handwritten"
-ALL_KERNELS = sorted(KERNELS.glob("*.cu"))
+
 
 
 class CliResult:
@@ -32,6 +28,3 @@ def run_cli(capsys):
 
     return run
 
-
-def fixture(name: str) -> Path:
-    return KERNELS / name

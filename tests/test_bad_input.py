@@ -1,7 +1,7 @@
 """Bad input is a finding or a clear message, never a traceback, never lost results."""
 from __future__ import annotations
 
-from conftest import fixture
+from helpers import fixture
 
 CLEAN = fixture("gemm_f16_sm_80_s3.cu")
 

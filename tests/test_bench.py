@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import ROOT
+from helpers import ROOT
 from pipelint.plugins.bench_analysis import agreement, annotate, explain, knee, render_table
 
 GEMM = ROOT / "docs" / "bench" / "gemm_8192.json"

@@ -5,7 +5,7 @@ import pytest
 
 from pipelint.engine import CheckOptions, run_check
 from pipelint.pluginhost import load_plugins
-from conftest import ALL_KERNELS
+from helpers import ALL_KERNELS
 from mutants.mutate import OPERATORS
 
 HOST = load_plugins()

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import HANDWRITTEN, fixture
+from helpers import HANDWRITTEN, fixture
 from mutants.mutate import drop_barrier_after_wait
 
 CLEAN = fixture("gemm_f16_sm_80_s3.cu")

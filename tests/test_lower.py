@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from helpers import ROOT
 
 pytestmark = [pytest.mark.tilelang, pytest.mark.skipif(importlib.util.find_spec("tilelang") is None,
                                                       reason="needs the tilelang extra")]
@@ -133,7 +133,7 @@ def test_crash_error_and_hang_each_cost_one_variant(lower):
 
 
 def test_diff_compares_facts_not_text(run_cli):
-    from conftest import fixture
+    from helpers import fixture
 
     res = run_cli("diff", fixture("gemm_f16_sm_80_s2.cu"), fixture("gemm_f16_sm_80_s3.cu"))
     assert res.code == 0

@@ -8,7 +8,7 @@ from pipelint.cuda import ast as A
 from pipelint.model import KernelModel
 from pipelint.model.evaluate import evaluate
 from pipelint.model.trace import Role, elect_count
-from conftest import fixture
+from helpers import fixture
 
 
 def model(name: str) -> KernelModel:

@@ -5,7 +5,7 @@ import pytest
 
 from pipelint.cuda import CudaSyntaxError, parse
 from pipelint.cuda import ast as A
-from conftest import ALL_KERNELS, HANDWRITTEN, KERNELS
+from helpers import ALL_KERNELS, HANDWRITTEN, KERNELS
 
 
 def test_corpus_covers_archs_and_stages():

@@ -10,7 +10,7 @@ from pipelint import hookimpl
 from pipelint.engine import CheckOptions, run_check
 from pipelint.findings import Rule, Severity
 from pipelint.pluginhost import UsageError, load_plugins
-from conftest import fixture
+from helpers import fixture
 from mutants.mutate import drop_barrier_after_wait
 
 

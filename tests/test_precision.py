@@ -15,7 +15,7 @@ from pipelint.cuda import parse
 from pipelint.engine import CheckOptions, run_check
 from pipelint.model import KernelModel
 from pipelint.pluginhost import load_plugins
-from conftest import KERNELS
+from helpers import KERNELS
 from mutants import mutate
 
 HOST = load_plugins()

@@ -12,7 +12,7 @@ import pytest
 
 from pipelint.engine import CheckOptions, run_check
 from pipelint.pluginhost import load_plugins
-from conftest import KERNELS, ROOT
+from helpers import KERNELS, ROOT
 from fuzzing import mutants
 
 HOST = load_plugins()

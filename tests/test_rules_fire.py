@@ -10,7 +10,7 @@ from pipelint.engine import CheckOptions, run_check
 from pipelint.lowering.sweep import LoweredVariant
 from pipelint.model import KernelModel
 from pipelint.pluginhost import load_plugins
-from conftest import ROOT, fixture
+from helpers import ROOT, fixture
 from pipelint.plugins.lowering_facts import _budget, _ir_vs_cuda, _planner, _trends
 
 HOST = load_plugins()

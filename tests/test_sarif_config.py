@@ -7,7 +7,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import ROOT, fixture
+from helpers import ROOT, fixture
 from mutants.mutate import drop_barrier_after_wait, duplicate_barrier
 
 # The official OASIS SARIF 2.1.0 schema, committed so CI validates without network or ../shared.

@@ -1,6 +1,6 @@
 """Plant known defects in real TileLang output; each mutant says where the finding must be.
 
-Used by tests/test_mutations.py and runnable by hand:
+Used by tests/test_checks.py, tests/test_precision.py and the rule docs generator, and runnable by hand:
 
     python tests/mutants/mutate.py OUT_DIR     # writes every mutant and an index.json
 
