@@ -98,41 +98,57 @@ def _planner(v):
     out = []
     for lp in loops:
         stage, order = lp["software_pipeline_stage"] or [], lp["software_pipeline_order"] or []
-        producers = lp.get("software_pipeline_async_producers") or []
-        if len(producers) != len(stage):
-            # The planner records no async producers when the body's statements are not bare
-            # copies (user warp specialization: a `T.ws` producer block and a consumer block).
-            # Its copy-like statements are then the stage-0 ones; check the shape around them.
-            producers = [1 if s == 0 else 0 for s in stage] if any(stage) else [0] * len(stage)
         where = f"loop over {lp['loop_var']} (num_stages={n})"
-        problems = []
-        if lp.get("tl_pipelined_num_stages") not in (None, n):
-            problems.append(f"tl_pipelined_num_stages is {lp['tl_pipelined_num_stages']}, not {n}")
-        if sorted(order) != list(range(len(stage))):
-            problems.append(f"order {order} is not a permutation of the {len(stage)} statements")
-        rest = {s for s, p in zip(stage, producers) if not p and s != 0}
-        copy_orders = [o for o, p in zip(order, producers) if p]
-        other_orders = [o for o, p in zip(order, producers) if not p]
-        # The planner orders each copy right after its last consumer, then, if all
-        # copies ended up last and N >= 2, moves them to the front and lowers
-        # every other statement by one stage.
-        shifted = bool(copy_orders and other_orders) and max(copy_orders) < min(other_orders)
-        expected = n - 1 if shifted else n
-        if shifted and n < 2:
-            problems.append("copies were moved ahead of their consumers, which the planner only does "
-                            "for num_stages >= 2")
-        elif len(rest) > 1 or (rest and rest != {expected}):
-            problems.append(f"non-copy statements sit at stages {sorted(rest)}; with the copies ordered "
-                            f"{'first' if shifted else 'after their consumers'} the planner puts them all "
-                            f"at stage {expected}")
-        bad_copies = [i for i, (s, p) in enumerate(zip(stage, producers)) if p and s != 0]
-        if bad_copies:
-            problems.append(f"async copies {bad_copies} are not at stage 0")
-        if not rest and stage:
-            problems.append("every statement is at stage 0: nothing overlaps")
-        for p in problems:
+        for p in _plan_problems(lp, n, stage, order):
             out.append(_finding("planner-stages", v, f"{where}: {p} (stage={stage}, order={order})"))
     return out
+
+
+def _copy_flags(lp: dict, stage: list[int]) -> list[int]:
+    """Which statements are the planner's async copies.
+
+    The planner records no async producers when the body's statements are not bare copies
+    (user warp specialization: a `T.ws` producer block and a consumer block); its copy-like
+    statements are then the stage-0 ones.
+    """
+    producers = lp.get("software_pipeline_async_producers") or []
+    if len(producers) == len(stage):
+        return producers
+    return [1 if s == 0 else 0 for s in stage] if any(stage) else [0] * len(stage)
+
+
+def _plan_problems(lp: dict, n: int, stage: list[int], order: list[int]) -> list[str]:
+    """What in one loop's plan differs from what the planner itself would produce."""
+    producers = _copy_flags(lp, stage)
+    problems = []
+    if lp.get("tl_pipelined_num_stages") not in (None, n):
+        problems.append(f"tl_pipelined_num_stages is {lp['tl_pipelined_num_stages']}, not {n}")
+    if sorted(order) != list(range(len(stage))):
+        problems.append(f"order {order} is not a permutation of the {len(stage)} statements")
+    rest = {s for s, p in zip(stage, producers) if not p and s != 0}
+    problems += _stage_shape(n, rest, order, producers)
+    bad_copies = [i for i, (s, p) in enumerate(zip(stage, producers)) if p and s != 0]
+    if bad_copies:
+        problems.append(f"async copies {bad_copies} are not at stage 0")
+    if not rest and stage:
+        problems.append("every statement is at stage 0: nothing overlaps")
+    return problems
+
+
+def _stage_shape(n: int, rest: set[int], order: list[int], producers: list[int]) -> list[str]:
+    """The planner orders each copy right after its last consumer, then, if all copies ended
+    up last and N >= 2, moves them to the front and lowers every other statement by one stage."""
+    copy_orders = [o for o, p in zip(order, producers) if p]
+    other_orders = [o for o, p in zip(order, producers) if not p]
+    shifted = bool(copy_orders and other_orders) and max(copy_orders) < min(other_orders)
+    expected = n - 1 if shifted else n
+    if shifted and n < 2:
+        return ["copies were moved ahead of their consumers, which the planner only does for num_stages >= 2"]
+    if len(rest) > 1 or (rest and rest != {expected}):
+        return [f"non-copy statements sit at stages {sorted(rest)}; with the copies ordered "
+                f"{'first' if shifted else 'after their consumers'} the planner puts them all at stage {expected}"]
+    return []
+
 
 
 def _ir_vs_cuda(v):

@@ -141,63 +141,74 @@ class MBarrierAnalysis:
         return sizes
 
     def _counts(self) -> list[ProtocolIssue]:
-        inits = self._inits()
-        arrivals: dict[tuple, list[Event]] = {}
-        expected: dict[tuple, list[Event]] = {}
-        loads: dict[tuple, list[Event]] = {}
-        # Arrivals are matched per phase, not per loop iteration: the k-th arrival
-        # of each role on a barrier adds up with every other role's k-th, so two
-        # consumer warp groups arriving one iteration apart, or an unrolled
-        # epilogue arriving twice, still line up with the phases `init` counts.
-        uses: dict[tuple, dict] = {}
+        return self._arrival_counts() + self._tx_bytes()
+
+    @functools.cached_property
+    def _uses(self) -> dict[tuple[int, Barrier], list[Event]]:
+        """Each role's arrivals on each (non-cluster) barrier, in program order."""
+        uses: dict[tuple[int, Barrier], list[Event]] = {}
         for ev in self.model.trace.all_events():
-            if ev.barrier is None or ev.barrier[0] in self.cluster_barriers:
-                continue
-            key = (tuple(v for _, v in ev.iteration), ev.barrier)
-            if ev.kind in ARRIVE_KINDS:
-                seen = uses.setdefault((ev.role, ev.barrier), {})
-                use = seen.setdefault((ev.iteration, id(ev.node)), len(seen))
-                arrivals.setdefault((use, ev.barrier), []).append(ev)
-            if ev.kind in EXPECT_KINDS:
-                expected.setdefault(key, []).append(ev)
-            if ev.kind == K.TMA_LOAD:
-                loads.setdefault(key, []).append(ev)
-        issues = []
+            if ev.kind in ARRIVE_KINDS and ev.barrier is not None and ev.barrier[0] not in self.cluster_barriers:
+                uses.setdefault((ev.role, ev.barrier), []).append(ev)
+        return uses
+
+    def _arrival_counts(self) -> list[ProtocolIssue]:
+        """Arrivals per phase against `init`.
+
+        Matched per phase, not per loop iteration: the k-th arrival of each role
+        on a barrier adds up with every other role's k-th, so two consumer warp
+        groups arriving one iteration apart, or an unrolled epilogue arriving
+        twice, still line up with the phases `init` counts.
+        """
+        inits = self._inits()
+        by_phase: dict[tuple[int, Barrier], list[Event]] = {}
         arrivers: dict[Barrier, set[int]] = {}
-        per_role: dict[Barrier, set[int]] = {}
-        for (role, bar), seen in uses.items():
+        counts: dict[Barrier, set[int]] = {}
+        for (role, bar), evs in self._uses.items():
             arrivers.setdefault(bar, set()).add(role)
-            per_role.setdefault(bar, set()).add(len(seen))
-        for (_, bar), evs in arrivals.items():
-            if len(per_role[bar]) > 1:
-                # Roles arrive different numbers of times (groups taking turns on
-                # alternate phases): pairing their k-th arrivals would be a guess;
-                # the concurrent simulation decides hangs and early completions.
-                continue
+            counts.setdefault(bar, set()).add(len(evs))
+            for k, ev in enumerate(evs):
+                by_phase.setdefault((k, bar), []).append(ev)
+        issues = []
+        for (_, bar), evs in by_phase.items():
             init = inits.get(bar)
             total = sum(e.mult for e in evs)
-            if {e.role for e in evs} != arrivers[bar] and (init is None or total <= (init.value or 0)):
-                # A trailing use that not every arriving role reaches (one group
-                # arrives one iteration later and has one arrival left over at the
-                # end): nobody waits for that phase; the simulation finds hangs.
+            if init is None or init.value == total or _undecided(counts[bar], evs, arrivers[bar], init, total):
                 continue
-            if init is not None and init.value != total:
-                issues.append(ProtocolIssue(
-                    I.ARRIVAL_COUNT, init, {"barrier": bar, "init": init.value, "arrivals": total},
-                    tuple((e, "arrival") for e in evs[:3])))
-        # In a cluster kernel a CTA may announce or receive bytes of its peer's loads
-        # (2-CTA MMA operands, multicast): one CTA's byte balance proves nothing.
-        for (it, bar), evs in ({} if self.model.trace.cluster else expected).items():
-            want = sum((e.value or 0) * e.mult for e in evs)
+            issues.append(ProtocolIssue(I.ARRIVAL_COUNT, init, {"barrier": bar, "init": init.value,
+                                                                "arrivals": total},
+                                        tuple((e, "arrival") for e in evs[:3])))
+        return issues
+
+    def _tx_bytes(self) -> list[ProtocolIssue]:
+        """`expect_tx` bytes per (iteration, barrier) against the TMA loads that signal it.
+
+        In a cluster kernel a CTA may announce or receive bytes of its peer's loads
+        (2-CTA MMA operands, multicast): one CTA's byte balance proves nothing.
+        """
+        if self.model.trace.cluster:
+            return []
+        expected: dict[tuple, list[Event]] = {}
+        loads: dict[tuple, list[Event]] = {}
+        for ev in self.model.trace.all_events():
+            if ev.barrier is None:
+                continue
+            key = (tuple(v for _, v in ev.iteration), ev.barrier)
+            if ev.kind in EXPECT_KINDS:
+                expected.setdefault(key, []).append(ev)
+            elif ev.kind == K.TMA_LOAD:
+                loads.setdefault(key, []).append(ev)
+        issues = []
+        for (it, bar), evs in expected.items():
             got_evs = loads.get((it, bar), [])
             sizes = [self.tma_bytes.get(id(e)) for e in got_evs]
             if not got_evs or any(s is None for s in sizes) or any(e.value is None for e in evs):
                 continue
+            want = sum((e.value or 0) * e.mult for e in evs)
             got = sum((s or 0) * e.mult for s, e in zip(sizes, got_evs))
             if got != want:
                 issues.append(ProtocolIssue(
-                    I.TX_BYTES, evs[0], {"barrier": bar, "announced": want, "loaded": got,
-                                         "load_bytes": [s for s in sizes][:5]},
+                    I.TX_BYTES, evs[0], {"barrier": bar, "announced": want, "loaded": got},
                     tuple((e, f"load:{s}") for s, e in zip(sizes, got_evs))[:5]))
         return issues
 
@@ -254,3 +265,16 @@ def _first_per_node(events):
         if id(e.node) not in seen:
             seen.add(id(e.node))
             yield e
+
+
+def _undecided(counts: set[int], evs: list[Event], arrivers: set[int], init: Event, total: int) -> bool:
+    """Phases the static count cannot judge; the concurrent simulation decides hangs and races.
+
+    Roles that arrive different numbers of times (groups taking turns on alternate phases)
+    cannot be paired by their k-th arrivals; a trailing phase that not every arriving role
+    reaches (one group arrives one iteration later and has one arrival left over at the end)
+    is never waited for.
+    """
+    if len(counts) > 1:
+        return True
+    return {e.role for e in evs} != arrivers and total <= (init.value or 0)
