@@ -232,13 +232,10 @@ def _buf(v: LoweredVariant, name: str) -> str:
 
 
 def _mbar(model) -> str:
-    inits: dict[tuple, int | None] = {}
-    for ev in model.trace.all_events():
-        if ev.kind == "mbar_init" and ev.barrier:
-            inits.setdefault(ev.barrier, ev.value)
+    inits = model.mbarrier_inits()
     if not inits:
         return "-"
-    return f"{len(inits)} ({', '.join(str(v) for _, v in sorted(inits.items()))})"
+    return f"{len(inits)} ({', '.join(str(ev.value) for _, ev in sorted(inits.items()))})"
 
 
 def _tma(model) -> str:

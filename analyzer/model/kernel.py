@@ -209,6 +209,14 @@ class KernelModel:
                 counts.append(sum(1 for e in events if e.iteration == middle and e.kind == K.SYNC))
         return max(counts) if counts else None
 
+    def mbarrier_inits(self) -> dict[tuple[str, int], Event]:
+        """The first `init` of each mbarrier (array, index), with its count in `.value`."""
+        inits: dict[tuple[str, int], Event] = {}
+        for ev in self.trace.all_events():
+            if ev.kind == K.MBAR_INIT and ev.barrier and ev.value is not None:
+                inits.setdefault(ev.barrier, ev)
+        return inits
+
     def shared_bytes(self) -> int | None:
         """Static estimate of dynamic + static shared memory per block."""
         total = 0

@@ -94,11 +94,7 @@ class MBarrierAnalysis:
 
     # ---------------------------------------------------------------- static per-iteration counts
     def _inits(self) -> dict[Barrier, Event]:
-        inits: dict[Barrier, Event] = {}
-        for ev in self.model.trace.all_events():
-            if ev.kind == K.MBAR_INIT and ev.barrier and ev.value is not None:
-                inits.setdefault(ev.barrier, ev)
-        return inits
+        return self.model.mbarrier_inits()
 
     @functools.cached_property
     def tma_targets(self) -> frozenset[str]:
