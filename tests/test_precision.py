@@ -109,3 +109,13 @@ def test_tcgen05_commit_is_one_arrival_per_warp():
 def test_mutation_suite_covers_every_real_world_shape():
     fixtures = {m.fixture for m in mutate.all_mutants()}
     assert set(CAUSES) - fixtures <= {"causal_attn_sm_100_s2.cu"}
+
+
+def test_trip_count_is_the_difference_when_start_and_end_share_a_runtime_term():
+    from pipelint.cuda import parse as parse_cuda
+    from pipelint.model.trace import _loop_header, is_runtime_bound
+
+    unit = parse_cuda("__global__ void k(int* o) { for (int k = (((int)blockIdx.y) * 4); "
+                      "k < ((((int)blockIdx.y) * 4) + 2); ++k) { __syncthreads(); } }").unit
+    loop = next(n for n in unit.walk() if type(n).__name__ == "For")
+    assert _loop_header(loop) == ("k", 0, 2) and not is_runtime_bound(loop)

@@ -136,6 +136,10 @@ def _loop_header(loop: A.For, runtime_trip: int | None = None) -> tuple[str, int
     var, start_expr, end_expr, inclusive = bounds
     start = evaluate(start_expr, {})
     end = evaluate(end_expr, {})
+    if start is None and end is None:
+        # `k = s; k < s + 2` with a run-time s: the trip count is the difference, a constant
+        end = CompiledEvaluator({shape(start_expr): 0})(end_expr, {})
+        start = 0 if end is not None else None
     if start is not None and end is not None:
         return var, start, max(0, end - start + (1 if inclusive else 0))
     if runtime_trip is None:
@@ -219,7 +223,7 @@ class TraceBuilder:
         self.layout = layout
         self.threads = threads
         self.kinds = index
-        self.eval = CompiledEvaluator(self._runtime_starts() if runtime_trip is not None else None)
+        self.eval = CompiledEvaluator(self._runtime_starts())
         self._reads: dict[int, list] = {}
         # locals whose values the walker tracks: scalars and arrays declared in the body
         self.local_names = frozenset(
@@ -232,7 +236,7 @@ class TraceBuilder:
         self.cluster_barriers: set[str] = set()   # barrier arrays that CTAs of a cluster share
 
     def _runtime_starts(self) -> dict:
-        """Run-time loop starts (`k = max(0, bx - 2)`), taken as 0 wherever they are spelled.
+        """Run-time loop starts (`k = max(0, bx - 2)`, `k = by * 4`), taken as 0 wherever spelled.
 
         Slots and parities are written relative to the start
         (`(k - max(0, bx - 2)) & 1`); binding the start's every occurrence to the
