@@ -56,7 +56,7 @@ def build_parser(host=None) -> argparse.ArgumentParser:
     explain.set_defaults(func=lambda args, host: __import__("pipelint.explain", fromlist=["x"]).cmd_explain(args, host))
     plugins = sub.add_parser("plugins", help="list loaded plugins with versions")
     plugins.set_defaults(func=cmd_plugins)
-    from .lowering.command import add_parsers
+    from .commands.lower import add_parsers
 
     add_parsers(sub, add_output_options)
     if host is not None:

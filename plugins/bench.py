@@ -167,8 +167,8 @@ def _static_side(args, host, ref, arch: str, params: dict, stages: list[int]) ->
     """`pipelint lower` for the same variants: facts, estimate, findings (CPU, cached)."""
     import tempfile
 
+    from pipelint.commands.lower import analyze_variants
     from pipelint.findings import Report
-    from pipelint.lowering.command import analyze_variants
     from pipelint.lowering.driver import lower_variants
 
     info, variants = lower_variants(ref, [arch], stages, params, jobs=args.jobs)

@@ -71,8 +71,7 @@ def pipelint_rules() -> tuple[Rule, ...]:
 
 def _finding(rule_id: str, v, message: str, severity=None) -> Finding:
     rule = _R[rule_id]
-    path = v.path or f"{v.kernel}_{v.arch}_s{v.num_stages}.cu"
-    return Finding(rule.id, severity or rule.severity, message, Location(path, 1, 1), kernel=v.kernel)
+    return Finding(rule.id, severity or rule.severity, message, Location(v.location_path, 1, 1), kernel=v.kernel)
 
 
 @hookimpl

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -219,4 +218,6 @@ def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: 
 
 
 def variant_filename(kernel: str, v: Variant) -> str:
-    return f"{re.sub(r'[^A-Za-z0-9_.-]', '_', kernel)}_{v.arch}_s{v.num_stages}.cu"
+    from .sweep import variant_filename as name
+
+    return name(kernel, v.arch, v.num_stages)

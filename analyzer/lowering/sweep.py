@@ -7,8 +7,14 @@ definition of each number.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+
+def variant_filename(kernel: str, arch: str, num_stages: int) -> str:
+    """The one name of a variant's CUDA file: `<kernel>_<arch>_s<N>.cu`."""
+    return f"{re.sub(r'[^A-Za-z0-9_.-]', '_', kernel)}_{arch}_s{num_stages}.cu"
 
 
 @dataclass
@@ -26,6 +32,15 @@ class LoweredVariant:
     seconds: float = 0.0                # wall time of the worker (0 when cached)
     model: Any = None                   # KernelModel of the generated CUDA
     findings: list = field(default_factory=list)
+
+    @property
+    def filename(self) -> str:
+        return variant_filename(self.kernel, self.arch, self.num_stages)
+
+    @property
+    def location_path(self) -> str:
+        """Where this variant's findings point: the dumped file, else its file name."""
+        return self.path or self.filename
 
     @property
     def pipelined_loops(self) -> list[dict]:

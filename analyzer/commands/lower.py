@@ -1,4 +1,4 @@
-"""`pipelint lower` and `pipelint diff`: the seed's experiment as commands."""
+"""`pipelint lower`: the seed's experiment as a command (sweep, check every variant, render)."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 from ..findings import Report, Severity
-from .sweep import LoweredVariant
+from ..lowering.sweep import LoweredVariant
 
 
 def add_parsers(sub, add_output_options) -> None:
@@ -24,10 +24,9 @@ def add_parsers(sub, add_output_options) -> None:
     p.add_argument("--no-cache", action="store_true")
     add_output_options(p)
     p.set_defaults(func=cmd_lower)
-    d = sub.add_parser("diff", help="compare the pipeline facts of two generated kernels")
-    d.add_argument("a", metavar="A.cu")
-    d.add_argument("b", metavar="B.cu")
-    d.set_defaults(func=cmd_diff)
+    from .diff import add_parser as add_diff
+
+    add_diff(sub)
 
 
 def cmd_lower(args, host) -> int:
@@ -36,7 +35,7 @@ def cmd_lower(args, host) -> int:
 
 
 def _lower(args, host, scratch: Path) -> int:
-    from .driver import KernelRef, lower_variants, parse_params
+    from ..lowering.driver import KernelRef, lower_variants, parse_params
 
     ref = KernelRef.parse(args.kernel)
     params = parse_params(args.param)
@@ -79,7 +78,7 @@ def analyze_variants(kernel: str, variants, host, dump: Path, report: Report,
                      keep_paths: bool = True) -> list[LoweredVariant]:
     """Write each variant's CUDA and facts, check it, then run the sweep checks."""
     from ..engine import analyze_source
-    from .driver import variant_filename
+    from ..lowering.driver import variant_filename
 
     lowered: list[LoweredVariant] = []
     dump.mkdir(parents=True, exist_ok=True)
@@ -102,8 +101,7 @@ def analyze_variants(kernel: str, variants, host, dump: Path, report: Report,
     sweep_findings, errors = host.check_variants(lowered)
     report.errors.extend(errors)
     for f in sweep_findings:
-        owner = next((lv for lv in lowered if lv.path == f.location.path or
-                      f.location.path == f"{kernel}_{lv.arch}_s{lv.num_stages}.cu"), None)
+        owner = next((lv for lv in lowered if f.location.path in (lv.path, lv.filename)), None)
         (owner.findings if owner else report.findings).append(f)
     for lv in lowered:
         report.findings.extend(lv.findings)
@@ -191,58 +189,3 @@ def _variant_dict(lv: LoweredVariant, finding_dict) -> dict:
         "cuda": lv.path if lv.ok and lv.dumped else None,
         "findings": [finding_dict(f) for f in sorted(lv.findings, key=lambda f: f.sort_key)],
     }
-
-
-def cmd_diff(args, host) -> int:
-    from ..explain import load_models
-
-    models = [load_models(path)[0] for path in (args.a, args.b)]
-    a, b = (LoweredVariant(m.name, "", 0, True, None, {}, model=m) for m in models)
-    rows = [("fact", args.a, args.b)]
-    rows.append(("kernel", a.kernel, b.kernel))
-    rows.append(("threads / roles", f"{a.model.threads} / {len(a.model.roles)}",
-                 f"{b.model.threads} / {len(b.model.roles)}"))
-    for name in sorted(set(a.model.buffers) | set(b.model.buffers)):
-        rows.append((f"{name} (offset, versions x stride)", _buf(a, name), _buf(b, name)))
-    wa, wb = a.steady_wait(), b.steady_wait()
-    rows.append(("steady cp_async_wait / commits per iteration",
-                 f"{wa[0]} / {wa[1]}" if wa else "-", f"{wb[0]} / {wb[1]}" if wb else "-"))
-    rows.append(("stages in flight", _fmt(a.in_flight), _fmt(b.in_flight)))
-    rows.append(("__syncthreads per steady iteration", _fmt(a.barriers_per_iteration), _fmt(b.barriers_per_iteration)))
-    rows.append(("__syncthreads statements", str(len(a.model.cp_async.sync_nodes)),
-                 str(len(b.model.cp_async.sync_nodes))))
-    rows.append(("mbarriers (init counts)", _mbar(a.model), _mbar(b.model)))
-    rows.append(("TMA loads per steady iteration", _tma(a.model), _tma(b.model)))
-    rows.append(("shared memory bytes", _fmt(a.shared_bytes), _fmt(b.shared_bytes)))
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    out = []
-    for i, r in enumerate(rows):
-        mark = "  " if i == 0 or r[1] == r[2] else "* "
-        out.append(mark + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-    print("\n".join(out))
-    return 0
-
-
-def _buf(v: LoweredVariant, name: str) -> str:
-    buf = v.model.buffers.get(name)
-    if buf is None:
-        return "-"
-    st = v.model.stages.get(name)
-    return f"{buf.offset}, {st.versions} x {st.stride}" if st else f"{buf.offset}, 1 x {_fmt(buf.size)}"
-
-
-def _mbar(model) -> str:
-    inits = model.mbarrier_inits()
-    if not inits:
-        return "-"
-    return f"{len(inits)} ({', '.join(str(ev.value) for _, ev in sorted(inits.items()))})"
-
-
-def _tma(model) -> str:
-    events = [e for t in model.trace.events for e in t if e.kind == "tma_load"]
-    its = sorted({e.iteration for e in events if e.iteration}, key=lambda it: it[0][1])
-    if not its:
-        return str(len(events)) if events else "-"
-    mid = its[len(its) // 2]
-    return str(sum(1 for e in events if e.iteration == mid))
-

@@ -1,0 +1,67 @@
+"""`pipelint diff A.cu B.cu`: the pipeline facts of two generated kernels side by side."""
+from __future__ import annotations
+
+from ..lowering.sweep import LoweredVariant
+from .lower import _fmt
+
+
+def add_parser(sub) -> None:
+    d = sub.add_parser("diff", help="compare the pipeline facts of two generated kernels")
+    d.add_argument("a", metavar="A.cu")
+    d.add_argument("b", metavar="B.cu")
+    d.set_defaults(func=cmd_diff)
+
+
+def cmd_diff(args, host) -> int:
+    from ..explain import load_models
+
+    models = [load_models(path)[0] for path in (args.a, args.b)]
+    a, b = (LoweredVariant(m.name, "", 0, True, None, {}, model=m) for m in models)
+    rows = [("fact", args.a, args.b)]
+    rows.append(("kernel", a.kernel, b.kernel))
+    rows.append(("threads / roles", f"{a.model.threads} / {len(a.model.roles)}",
+                 f"{b.model.threads} / {len(b.model.roles)}"))
+    for name in sorted(set(a.model.buffers) | set(b.model.buffers)):
+        rows.append((f"{name} (offset, versions x stride)", _buf(a, name), _buf(b, name)))
+    wa, wb = a.steady_wait(), b.steady_wait()
+    rows.append(("steady cp_async_wait / commits per iteration",
+                 f"{wa[0]} / {wa[1]}" if wa else "-", f"{wb[0]} / {wb[1]}" if wb else "-"))
+    rows.append(("stages in flight", _fmt(a.in_flight), _fmt(b.in_flight)))
+    rows.append(("__syncthreads per steady iteration", _fmt(a.barriers_per_iteration), _fmt(b.barriers_per_iteration)))
+    rows.append(("__syncthreads statements", str(len(a.model.cp_async.sync_nodes)),
+                 str(len(b.model.cp_async.sync_nodes))))
+    rows.append(("mbarriers (init counts)", _mbar(a.model), _mbar(b.model)))
+    rows.append(("TMA loads per steady iteration", _tma(a.model), _tma(b.model)))
+    rows.append(("shared memory bytes", _fmt(a.shared_bytes), _fmt(b.shared_bytes)))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    out = []
+    for i, r in enumerate(rows):
+        mark = "  " if i == 0 or r[1] == r[2] else "* "
+        out.append(mark + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    print("\n".join(out))
+    return 0
+
+
+def _buf(v: LoweredVariant, name: str) -> str:
+    buf = v.model.buffers.get(name)
+    if buf is None:
+        return "-"
+    st = v.model.stages.get(name)
+    return f"{buf.offset}, {st.versions} x {st.stride}" if st else f"{buf.offset}, 1 x {_fmt(buf.size)}"
+
+
+def _mbar(model) -> str:
+    inits = model.mbarrier_inits()
+    if not inits:
+        return "-"
+    return f"{len(inits)} ({', '.join(str(ev.value) for _, ev in sorted(inits.items()))})"
+
+
+def _tma(model) -> str:
+    events = [e for t in model.trace.events for e in t if e.kind == "tma_load"]
+    its = sorted({e.iteration for e in events if e.iteration}, key=lambda it: it[0][1])
+    if not its:
+        return str(len(events)) if events else "-"
+    mid = its[len(its) // 2]
+    return str(sum(1 for e in events if e.iteration == mid))
+
