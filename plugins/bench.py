@@ -200,6 +200,7 @@ def _time(profiler, func=None, args=None) -> tuple[float, float, list[float]]:
 
 
 def measure(args, host) -> dict:
+    """Compile every (config, num_stages) in parallel, then time each on the GPU, config by config."""
     import torch
 
     from pipelint.lowering.driver import KernelRef, parse_params, tilelang_version
@@ -217,67 +218,83 @@ def measure(args, host) -> dict:
         "command": "pipelint bench " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else None,
     }
     started = time.perf_counter()
-    jobs = [(ref.file, ref.name, {**base, **cfg}, n, args.out_idx) for cfg in configs for n in args.num_stages]
-    # spawn, not fork: this process has already initialised CUDA
-    with ProcessPoolExecutor(max_workers=args.jobs or min(len(jobs), os.cpu_count() or 1),
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
-        compile_errors = dict(zip([(j[2].__repr__(), j[3]) for j in jobs], pool.map(_compile_one, jobs)))
+    compile_errors = _compile_all(args, ref, base, configs)
     doc["compile_seconds"] = round(time.perf_counter() - started, 1)
     for cfg in configs:
-        params = {**base, **cfg}
-        static = _static_side(args, host, ref, arch, params, args.num_stages)
-        entry: dict[str, Any] = {"config": cfg, "params": params, "variants": []}
-        flops = _evaluate(args.flops, params)
-        if flops is None and not args.bytes and {"M", "N", "K"} <= set(params):
-            flops = 2.0 * params["M"] * params["N"] * params["K"]
-        nbytes = _evaluate(args.bytes, params)
-        ref_profiler = None
-        for n in args.num_stages:
-            v: dict[str, Any] = {"num_stages": n, "static": static.get(n, {}),
-                                 "smem_bytes_static": static.get(n, {}).get("smem_dynamic")}
-            error = compile_errors.get((repr(params), n))
-            kernel = None
-            if error is None:
-                try:
-                    kernel = _compile(ref.file, ref.name, params, n, args.out_idx)
-                except BaseException as exc:  # noqa: BLE001
-                    error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else exc}"
-            if kernel is None:
-                v["status"] = "smem-exceeded" if any(w in (error or "") for w in SMEM_WORDS) else "compile-failed"
-                v["error"] = error
-                entry["variants"].append(v)
-                continue
-            try:
-                v["smem_bytes_compiled"], v["smem_source"] = compiled_dyn_smem(
-                    kernel, lambda p=params, s=n: _compile(ref.file, ref.name, p, s, args.out_idx))
-            except BaseException as exc:  # noqa: BLE001
-                v["smem_bytes_compiled"], v["smem_source"] = None, f"unavailable: {exc}"
-            try:
-                profiler = kernel.get_profiler()
-                if reference is not None:
-                    try:
-                        profiler.assert_allclose(reference, atol=1e-2, rtol=1e-2)
-                        v["correct"] = True
-                    except AssertionError as exc:
-                        v["correct"] = False
-                        v["error"] = str(exc).splitlines()[0][:200]
-                med, spread, samples = _time(profiler, args=args)
-                v.update(status="ok" if v.get("correct", True) else "incorrect", latency_ms=med, spread=spread,
-                         samples=samples)
-                if flops:
-                    v["throughput"] = flops / (med * 1e-3) / 1e12
-                elif nbytes:
-                    v["throughput"] = nbytes / (med * 1e-3) / 1e9
-                ref_profiler = ref_profiler or profiler
-            except BaseException as exc:  # noqa: BLE001 - a launch failure is this variant's result
-                text = f"{type(exc).__name__}: {exc}"
-                v["status"] = "smem-exceeded" if any(w in text for w in SMEM_WORDS) else "launch-failed"
-                v["error"] = text[:300]
-            entry["variants"].append(v)
-            torch.cuda.synchronize()
-        if reference is not None and ref_profiler is not None:
-            entry["reference_ms"], entry["reference_spread"], _ = _time(ref_profiler, func=reference, args=args)
-        doc["configs"].append(entry)
+        doc["configs"].append(_measure_config(args, host, ref, arch, {**base, **cfg}, cfg, compile_errors,
+                                              reference))
         print(f"pipelint bench: {config_label(cfg)} done", file=sys.stderr)
     doc["total_seconds"] = round(time.perf_counter() - started, 1)
     return doc
+
+
+def _compile_all(args, ref, base: dict, configs: list[dict]) -> dict:
+    """Compile errors by (repr(params), num_stages); spawn, not fork: this process holds CUDA."""
+    jobs = [(ref.file, ref.name, {**base, **cfg}, n, args.out_idx) for cfg in configs for n in args.num_stages]
+    with ProcessPoolExecutor(max_workers=args.jobs or min(len(jobs), os.cpu_count() or 1),
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        return dict(zip([(repr(j[2]), j[3]) for j in jobs], pool.map(_compile_one, jobs)))
+
+
+def _measure_config(args, host, ref, arch: str, params: dict, cfg: dict, compile_errors: dict,
+                    reference) -> dict:
+    import torch
+
+    static = _static_side(args, host, ref, arch, params, args.num_stages)
+    entry: dict[str, Any] = {"config": cfg, "params": params, "variants": []}
+    flops = _evaluate(args.flops, params)
+    if flops is None and not args.bytes and {"M", "N", "K"} <= set(params):
+        flops = 2.0 * params["M"] * params["N"] * params["K"]
+    work = (flops, 1e12) if flops else (_evaluate(args.bytes, params), 1e9)
+    ref_profiler = None
+    for n in args.num_stages:
+        v, profiler = _measure_variant(args, ref, params, n, static.get(n, {}),
+                                       compile_errors.get((repr(params), n)), reference, work)
+        ref_profiler = ref_profiler or profiler
+        entry["variants"].append(v)
+        torch.cuda.synchronize()
+    if reference is not None and ref_profiler is not None:
+        entry["reference_ms"], entry["reference_spread"], _ = _time(ref_profiler, func=reference, args=args)
+    return entry
+
+
+def _measure_variant(args, ref, params: dict, n: int, static: dict, error: str | None, reference,
+                     work: tuple) -> tuple[dict, Any]:
+    """One variant's row, and its profiler when it ran (the reference is timed with the first)."""
+    v: dict[str, Any] = {"num_stages": n, "static": static, "smem_bytes_static": static.get("smem_dynamic")}
+    kernel = None
+    if error is None:
+        try:
+            kernel = _compile(ref.file, ref.name, params, n, args.out_idx)
+        except BaseException as exc:  # noqa: BLE001
+            error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else exc}"
+    if kernel is None:
+        v["status"] = "smem-exceeded" if any(w in (error or "") for w in SMEM_WORDS) else "compile-failed"
+        v["error"] = error
+        return v, None
+    try:
+        v["smem_bytes_compiled"], v["smem_source"] = compiled_dyn_smem(
+            kernel, lambda p=params, s=n: _compile(ref.file, ref.name, p, s, args.out_idx))
+    except BaseException as exc:  # noqa: BLE001
+        v["smem_bytes_compiled"], v["smem_source"] = None, f"unavailable: {exc}"
+    try:
+        profiler = kernel.get_profiler()
+        if reference is not None:
+            try:
+                profiler.assert_allclose(reference, atol=1e-2, rtol=1e-2)
+                v["correct"] = True
+            except AssertionError as exc:
+                v["correct"] = False
+                v["error"] = str(exc).splitlines()[0][:200]
+        med, spread, samples = _time(profiler, args=args)
+        v.update(status="ok" if v.get("correct", True) else "incorrect", latency_ms=med, spread=spread,
+                 samples=samples)
+        amount, unit = work
+        if amount:
+            v["throughput"] = amount / (med * 1e-3) / unit
+        return v, profiler
+    except BaseException as exc:  # noqa: BLE001 - a launch failure is this variant's result
+        text = f"{type(exc).__name__}: {exc}"
+        v["status"] = "smem-exceeded" if any(w in text for w in SMEM_WORDS) else "launch-failed"
+        v["error"] = text[:300]
+        return v, None

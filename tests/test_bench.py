@@ -86,3 +86,45 @@ def test_static_side_of_a_bench_variant_runs_on_cpu(tmp_path, monkeypatch):
     recorded = json.loads(GEMM.read_text())["configs"][2]["variants"][2]
     assert recorded["num_stages"] == 3 and facts[3]["smem_dynamic"] == recorded["smem_bytes_compiled"] == 98304
     assert facts[3]["rules"] == []
+
+
+def test_measure_config_wiring_with_a_fake_gpu(monkeypatch):
+    """The timing loop's bookkeeping (statuses, throughput, reference timing) without a GPU."""
+    import types
+
+    import torch
+
+    import pipelint.plugins.bench as bench
+
+    class Profiler:
+        def assert_allclose(self, reference, atol, rtol):
+            if reference == "wrong":
+                raise AssertionError("mismatch\nmore")
+
+    class Kernel:
+        def get_profiler(self):
+            return Profiler()
+
+    def compile_(file, name, params, n, out_idx):
+        if n == 4:
+            raise RuntimeError("ptxas: too many resources requested for launch\nshared memory")
+        return Kernel()
+
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(bench, "_compile", compile_)
+    monkeypatch.setattr(bench, "compiled_dyn_smem", lambda kernel, again: (49152, "attr"))
+    monkeypatch.setattr(bench, "_static_side", lambda *a: {2: {"smem_dynamic": 49152}})
+    monkeypatch.setattr(bench, "_time", lambda profiler, func=None, args=None: (0.5, 0.01, 7))
+    args = types.SimpleNamespace(num_stages=[2, 3, 4], flops=None, bytes=None, out_idx=None)
+    ref = types.SimpleNamespace(file="k.py", name="k")
+    params = {"M": 1024, "N": 1024, "K": 1024}
+    entry = bench._measure_config(args, None, ref, "sm_90", params, {}, {(repr(params), 3): "compile boom"},
+                                  reference="ok")
+    v2, v3, v4 = entry["variants"]
+    assert v2["status"] == "ok" and v2["correct"] and v2["smem_bytes_static"] == 49152
+    assert abs(v2["throughput"] - 2 * 1024 ** 3 / 0.5e-3 / 1e12) < 1e-9
+    assert v3["status"] == "compile-failed" and v3["error"] == "compile boom"
+    assert v4["status"] == "smem-exceeded"
+    assert entry["reference_ms"] == 0.5
+    wrong = bench._measure_config(args, None, ref, "sm_90", params, {}, {}, reference="wrong")
+    assert wrong["variants"][0]["status"] == "incorrect" and wrong["variants"][0]["error"] == "mismatch"
