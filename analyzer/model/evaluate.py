@@ -7,6 +7,7 @@ semantics for concrete loop variables.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from ..cuda import ast as A
@@ -56,50 +57,26 @@ def builtin_name(expr: A.Expr) -> str | None:
 
 
 def evaluate(expr: A.Expr | None, env: Env, default: int | None = None) -> int | None:
-    """Value of `expr` under `env`; unknown names take `default` (None: unknown)."""
+    """Value of `expr` under `env` with C semantics; unknown names take `default` (None: unknown).
+
+    The same translation to Python (`_py`) as `CompiledEvaluator` — one definition of C
+    arithmetic — compiled once per distinct source text.
+    """
     if expr is None:
         return None
-    if isinstance(expr, A.Number):
-        number = expr.value
-        return int(number) if isinstance(number, int) or float(number).is_integer() else None
-    if isinstance(expr, A.Name):
-        if not expr.scope and expr.ident in env:
-            return env[expr.ident]
-        return default
-    if isinstance(expr, A.Binary):
-        left = evaluate(expr.left, env, default)
-        if left is None:
-            return None
-        if expr.op == "&&" and not left:
-            return 0
-        if expr.op == "||" and left:
-            return 1
-        right = evaluate(expr.right, env, default)
-        if right is None:
-            return None
-        return _BINARY[expr.op](left, right)
-    if isinstance(expr, A.Unary) and not expr.postfix:
-        operand = evaluate(expr.operand, env, default)
-        if operand is None:
-            return None
-        return {"-": -operand, "+": operand, "!": int(not operand), "~": ~operand}.get(expr.op)
-    if isinstance(expr, A.Cast):
-        name = builtin_name(expr)
-        if name is not None:
-            return env.get(name, default)
-        return evaluate(expr.operand, env, default)
-    if isinstance(expr, A.Member):
-        name = builtin_name(expr)
-        return env.get(name, default) if name else default
-    if isinstance(expr, A.Index) and isinstance(expr.base, A.Name):
-        i = evaluate(expr.index, env, default)
-        return env.get(f"{expr.base.ident}[{i}]", default) if i is not None else default
-    if isinstance(expr, A.Ternary):
-        cond = evaluate(expr.cond, env, default)
-        if cond is None:
-            return None
-        return evaluate(expr.then if cond else expr.other, env, default)
-    return default if default is not None and not _has_call(expr) else None
+    try:
+        source = _py(expr, default)
+    except (ValueError, RecursionError):
+        return default if default is not None and not _has_call(expr) else None
+    try:
+        return _compile(source)(env)
+    except (KeyError, ZeroDivisionError, TypeError, ValueError, OverflowError):
+        return None
+
+
+@functools.lru_cache(maxsize=8192)
+def _compile(source: str):
+    return eval(f"lambda env: {source}", dict(_GLOBALS))  # noqa: S307 - generated from the AST
 
 
 def _has_call(expr: A.Node) -> bool:
@@ -167,8 +144,12 @@ def _py_node(expr: A.Expr, default: int | None, opaque: dict | None) -> str:
     if isinstance(expr, A.Binary):
         a, b = _py(expr.left, default, opaque), _py(expr.right, default, opaque)
         op = expr.op
-        if op in _PY_OPS or op in ("<<", ">>"):
+        if op in _PY_OPS:
             return f"({a} {op} {b})"
+        if op == "<<":
+            return f"_shl({a}, {b})"
+        if op == ">>":
+            return f"_shr({a}, {b})"
         if op == "/":
             return f"_div({a}, {b})"
         if op == "%":
@@ -191,7 +172,14 @@ def _py_node(expr: A.Expr, default: int | None, opaque: dict | None) -> str:
     raise ValueError(type(expr).__name__)
 
 
-_GLOBALS = {"_div": _c_div, "_mod": _c_mod}
+def _shift(a: int, b: int, left: bool) -> int:
+    if not 0 <= b < 64:         # C: undefined; here: unknown, and never a huge Python int
+        raise ValueError("shift")
+    return a << b if left else a >> b
+
+
+_GLOBALS = {"_div": _c_div, "_mod": _c_mod, "_shl": lambda a, b: _shift(a, b, True),
+            "_shr": lambda a, b: _shift(a, b, False)}
 
 
 class CompiledEvaluator:
