@@ -70,45 +70,21 @@ class LoweredVariant:
     def barriers_per_iteration(self) -> int | None:
         return self.model.barriers_per_iteration() if self.model is not None else None
 
+    def ir_buffer_bytes(self) -> dict[str, int]:
+        """Exact bytes of the shared buffers whose shapes the IR gave (all versions)."""
+        shapes = self.facts.get("shared_shapes", {})
+        sizes = {name: _ir_bytes(shapes, name) for name in shapes if "@" not in name}
+        return {name: size for name, size in sizes.items() if size is not None}
+
     @property
     def dynamic_shared_bytes(self) -> int | None:
         """The extern (dynamic) shared buffer's size: what the launch must request."""
-        if self.model is None:
-            return None
-        shapes = self.facts.get("shared_shapes", {})
-        end = 0
-        for buf in self.model.buffers.values():
-            if buf.space != "dynamic":
-                continue
-            size = _ir_bytes(shapes, buf.name)
-            if size is None:
-                st = self.model.stages.get(buf.name)
-                size = buf.size if buf.size is not None else (st.stride * st.versions if st else None)
-            if size is None:
-                return None
-            end = max(end, buf.offset + size)
-        return end
+        return self.model.dynamic_shared_bytes(self.ir_buffer_bytes()) if self.model is not None else None
 
     @property
     def shared_bytes(self) -> int | None:
         """Shared memory per block: CUDA offsets, sizes from the IR's buffer shapes where known."""
-        if self.model is None:
-            return None
-        estimate = self.model.shared_bytes()
-        shapes = self.facts.get("shared_shapes", {})
-        dyn_end, static = 0, 0
-        for buf in self.model.buffers.values():
-            size = _ir_bytes(shapes, buf.name)
-            if size is None:
-                if buf.size is None:
-                    return estimate
-                size = buf.size
-            if buf.space == "dynamic":
-                dyn_end = max(dyn_end, buf.offset + size)
-            else:
-                static += size
-        barriers = sum(8 * b.count for b in self.model.barriers.values())
-        return dyn_end + static + barriers
+        return self.model.shared_bytes(self.ir_buffer_bytes()) if self.model is not None else None
 
 
 def _ir_bytes(shapes: dict, name: str) -> int | None:

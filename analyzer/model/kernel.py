@@ -217,23 +217,36 @@ class KernelModel:
                 inits.setdefault(ev.barrier, ev)
         return inits
 
-    def shared_bytes(self) -> int | None:
-        """Static estimate of dynamic + static shared memory per block."""
-        total = 0
-        dyn_end = 0
+    def buffer_bytes(self, name: str, known: dict[str, int] | None = None) -> int | None:
+        """Bytes a shared buffer occupies: a size known from elsewhere (the IR's shapes), its
+        declaration, else all its versions (stride x versions)."""
+        if known and name in known:
+            return known[name]
+        buf = self.buffers[name]
+        if buf.size is not None:
+            return buf.size
+        st = self.stages.get(name)
+        return st.stride * st.versions if st else None
+
+    def dynamic_shared_bytes(self, known: dict[str, int] | None = None) -> int | None:
+        """The end of the extern (dynamic) shared buffer: what the launch must request."""
+        end = 0
         for buf in self.buffers.values():
-            size = buf.size
-            stages = self.stages.get(buf.name)
-            if size is None and stages:
-                size = stages.stride * stages.versions
+            if buf.space != "dynamic":
+                continue
+            size = self.buffer_bytes(buf.name, known)
             if size is None:
                 return None
-            if buf.space == "dynamic":
-                dyn_end = max(dyn_end, buf.offset + size)
-            else:
-                total += size
-        total += sum(8 * b.count for b in self.barriers.values())
-        return total + dyn_end
+            end = max(end, buf.offset + size)
+        return end
+
+    def shared_bytes(self, known: dict[str, int] | None = None) -> int | None:
+        """Shared memory per block: dynamic end + static buffers + mbarriers (8 bytes each)."""
+        dynamic = self.dynamic_shared_bytes(known)
+        static = [self.buffer_bytes(b.name, known) for b in self.buffers.values() if b.space != "dynamic"]
+        if dynamic is None or None in static:
+            return None
+        return dynamic + sum(s or 0 for s in static) + sum(8 * b.count for b in self.barriers.values())
 
     # ---------------------------------------------------------------- shared analyses
     @functools.cached_property
