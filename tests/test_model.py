@@ -117,7 +117,12 @@ def test_phase_counter_bugs_are_found():
 
 def test_tma_slot_layout_estimate_is_checked_against_descriptor_boxes():
     from pipelint.lowering.sweep import LoweredVariant
-    from pipelint.plugins.lowering_facts import _tma_boxes
+    from pipelint.pluginhost import load_plugins
+
+    host = load_plugins()
+
+    def _tma_boxes(v):
+        return [f for f in host.check_variants([v])[0] if "TMA" in f.message and f.rule == "ir-cuda-mismatch"]
 
     m = model("gemm_f16_sm_90_s3.cu")
     exact = {"A_desc": 128 * 32 * 2, "B_desc": 32 * 64 * 2}  # what TileLang's host code says

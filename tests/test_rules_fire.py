@@ -11,9 +11,31 @@ from pipelint.lowering.sweep import LoweredVariant
 from pipelint.model import KernelModel
 from pipelint.pluginhost import load_plugins
 from helpers import ROOT, fixture
-from pipelint.plugins.lowering_facts import _budget, _ir_vs_cuda, _planner, _trends
 
 HOST = load_plugins()
+
+
+def _sweep(variants, rule: str) -> list:
+    """What the lowering-facts plugin reports through its hook, for one rule."""
+    findings, errors = HOST.check_variants(list(variants))
+    assert errors == []
+    return [f for f in findings if f.rule == rule]
+
+
+def _planner(v):
+    return _sweep([v], "planner-stages")
+
+
+def _ir_vs_cuda(v):
+    return _sweep([v], "ir-cuda-mismatch")
+
+
+def _trends(variants):
+    return _sweep(variants, "stage-trend")
+
+
+def _budget(v):
+    return _sweep([v], "shared-memory-budget")
 
 
 def _check(tmp_path, text: str, name: str = "k.cu"):
