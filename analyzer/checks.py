@@ -8,10 +8,15 @@ viewers and the text reporter show both).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from .cuda import ast as A
 from .cuda.linemap import is_tilelang_internal
 from .findings import Finding, Location, Rule, Severity
+
+if TYPE_CHECKING:
+    from .model.cpasync import Hazard
+    from .model.kernel import KernelModel
 
 
 def location(path: str, node: A.Node, message: str = "") -> Location:
@@ -19,7 +24,7 @@ def location(path: str, node: A.Node, message: str = "") -> Location:
     return Location(path, s.line, s.column, s.end_line, s.end_column, message)
 
 
-def origin_locations(model, node: A.Node) -> list[Location]:
+def origin_locations(model: KernelModel, node: A.Node) -> list[Location]:
     """Where the node came from: the `#line` origin, and the user's line if that is TileLang's own."""
     lines = getattr(model, "lines", None)
     if not lines:
@@ -36,7 +41,7 @@ def origin_locations(model, node: A.Node) -> list[Location]:
     return out
 
 
-def make_finding(rule: Rule, path: str, model, node: A.Node, message: str,
+def make_finding(rule: Rule, path: str, model: KernelModel, node: A.Node, message: str,
                  related: Iterable[tuple[A.Node, str]] = (),
                  severity: Severity | None = None) -> Finding:
     rel: list[Location] = [location(path, n, msg) for n, msg in related]
@@ -49,7 +54,7 @@ def rules_by_id(rules: Sequence[Rule]) -> dict[str, Rule]:
     return {r.id: r for r in rules}
 
 
-def hazards_for(model, rules: Iterable[Rule]) -> list:
+def hazards_for(model: KernelModel, rules: Iterable[Rule]) -> list[Hazard]:
     """The cp.async hazards of a kernel that the given rules report (`HAZARD_RULES`), in order."""
     from .model.intrinsics import HAZARD_RULES
 

@@ -10,14 +10,16 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 from . import __version__
 from .errors import UsageError
-from .pluginhost import load_plugins
+from .findings import Report
+from .pluginhost import PluginHost, load_plugins
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # argparse's own exit code is 2 as well
+    def error(self, message: str) -> NoReturn:  # argparse's own exit code is 2 as well
         self.print_usage(sys.stderr)
         self.exit(2, f"pipelint: error: {message}\n")
 
@@ -25,7 +27,7 @@ class _Parser(argparse.ArgumentParser):
 FORMATS: tuple[str, ...] = ("text", "json", "sarif", "github")   # replaced by the host's registry
 
 
-def build_parser(host=None) -> argparse.ArgumentParser:
+def build_parser(host: PluginHost | None = None) -> argparse.ArgumentParser:
     global FORMATS
     if host is not None and host.formats:
         FORMATS = tuple(sorted(host.formats))
@@ -91,7 +93,7 @@ def _colour(args, stream) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
-def emit(args, report, host) -> None:
+def emit(args: argparse.Namespace, report: Report, host: PluginHost) -> None:
     from .report import get_reporter
 
     out_stream = sys.stdout
@@ -123,7 +125,7 @@ def write_or_keep(path: str, text: str, option: str) -> None:
                          f"in {kept}") from None
 
 
-def cmd_check(args, host) -> int:
+def cmd_check(args: argparse.Namespace, host: PluginHost) -> int:
     from .config import apply_config, load_config
     from .engine import CheckOptions, collect_files, run_check
 
@@ -147,7 +149,7 @@ def cmd_check(args, host) -> int:
     return report.exit_code(fail_on)
 
 
-def cmd_rules(args, host) -> int:
+def cmd_rules(args: argparse.Namespace, host: PluginHost) -> int:
     rules = sorted(host.rules.values(), key=lambda r: (host.rule_plugin[r.id], r.id))
     if args.format == "json":
         import json
@@ -162,7 +164,7 @@ def cmd_rules(args, host) -> int:
     return 0
 
 
-def cmd_rule(args, host) -> int:
+def cmd_rule(args: argparse.Namespace, host: PluginHost) -> int:
     from .docs import rule_page
 
     rule = host.rules.get(args.rule_id)
@@ -172,7 +174,7 @@ def cmd_rule(args, host) -> int:
     return 0
 
 
-def cmd_plugins(args, host) -> int:
+def cmd_plugins(args: argparse.Namespace, host: PluginHost) -> int:
     for name in host.plugin_names():
         rules = sorted(r for r, p in host.rule_plugin.items() if p == name)
         print(f"{name}  {host.versions.get(name, '')}  {', '.join(rules)}")
@@ -191,7 +193,7 @@ def _disable_from_argv(argv: Sequence[str]) -> list[str]:
     return names
 
 
-def first(*values):
+def first(*values: Any) -> Any:
     """The first value that is set: command line, then configuration, then default."""
     return next(v for v in values if v is not None)
 
@@ -216,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # noqa: BLE001 - last line of defence, exit code 3
+    except Exception as exc:
         if os.environ.get("PIPELINT_DEBUG"):
             raise
         print(f"pipelint: internal error: {type(exc).__name__}: {exc} "

@@ -6,6 +6,7 @@ typo never silently disables a check.
 """
 from __future__ import annotations
 
+import argparse
 import fnmatch
 import json
 import os
@@ -14,6 +15,7 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from .errors import UsageError
 from .findings import Finding, Location, Report, Severity
@@ -124,7 +126,7 @@ def load_config(paths: Sequence[str], explicit: str | None, host: PluginHost) ->
     return cfg
 
 
-def positive(value, where: str, integer: bool = False, zero: bool = False) -> float:
+def positive(value: Any, where: str, integer: bool = False, zero: bool = False) -> float:
     """A finite number > 0 (or >= 0), or a usage error that names the setting."""
     import math
 
@@ -174,7 +176,7 @@ def inline_suppressions(path: str) -> dict[int, tuple[set[str], int]]:
     return out
 
 
-def apply_config(report: Report, cfg: Config, args, host: PluginHost) -> Severity:
+def apply_config(report: Report, cfg: Config, args: argparse.Namespace, host: PluginHost) -> Severity:
     """Filter and adjust findings in place; return the fail-on level."""
     for name in ("select", "ignore", "extend_select"):
         value = getattr(args, name, None)

@@ -12,17 +12,22 @@ import signal
 import stat
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .core_rules import ANALYSIS_LIMIT, NO_KERNEL, PARSE_ERROR, UNREADABLE
 from .cuda import CudaSyntaxError, parse
 from .errors import UsageError
 from .findings import FileResult, Finding, Location, Report, ToolError
 from .pluginhost import PluginHost, load_plugins
+
+if TYPE_CHECKING:
+    from .cuda.parser import ParsedFile
+    from .model import KernelModel
 
 SUFFIXES = (".cu", ".cuh")
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
@@ -47,14 +52,14 @@ class _OverBudget(BaseException):
 
 
 @contextlib.contextmanager
-def time_budget(seconds: float):
+def time_budget(seconds: float) -> Iterator[None]:
     """Interrupt the analysis of one file after `seconds` (main thread, POSIX timers)."""
     usable = seconds > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if not usable:
         yield
         return
 
-    def expire(signum, frame):
+    def expire(signum: int, frame: object) -> None:
         raise _OverBudget()
 
     previous = signal.signal(signal.SIGALRM, expire)
@@ -118,7 +123,7 @@ def check_source(path: str, source: str, host: PluginHost) -> tuple[FileResult, 
     return result, findings, errors
 
 
-def analyze_source(path: str, source: str, host: PluginHost):
+def analyze_source(path: str, source: str, host: PluginHost) -> tuple[FileResult, list[Finding], list[ToolError], list]:
     """Parse, model and check one file; also return the kernel models built."""
     from .model import KernelModel
 
@@ -148,7 +153,8 @@ def analyze_source(path: str, source: str, host: PluginHost):
     return FileResult(path, True, tuple(k.name for k in kernels)), findings, errors, models
 
 
-def check_kernel_all_trips(model, parsed, path: str, host: PluginHost) -> tuple[list[Finding], list[ToolError]]:
+def check_kernel_all_trips(model: KernelModel, parsed: ParsedFile, path: str,
+                           host: PluginHost) -> tuple[list[Finding], list[ToolError]]:
     """Check a kernel for every trip count its run-time-bound loops can have.
 
     A kernel whose pipelined loop runs `(seq_len + 63) >> 6` times is
@@ -190,7 +196,7 @@ def describe_counts(counts: list[int], simulated: list[int]) -> str:
 
 
 @contextlib.contextmanager
-def memory_budget(megabytes: float):
+def memory_budget(megabytes: float) -> Iterator[None]:
     """Cap the address space one file's analysis may add (Linux: RLIMIT_AS above current use);
     going over raises MemoryError in the analysis, which becomes an analysis-limit finding."""
     try:

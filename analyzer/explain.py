@@ -7,6 +7,7 @@ the mbarriers.  Useful to see *why* a finding fires, or why none does.
 """
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from .cuda import CudaSyntaxError, parse
@@ -107,7 +108,7 @@ def load_models(path: str) -> list[KernelModel]:
     return models
 
 
-def cmd_explain(args, host) -> int:
+def cmd_explain(args: argparse.Namespace, host: object) -> int:
     for path in args.paths:
         models = load_models(path)
         print(f"{path}:")

@@ -16,8 +16,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pluggy
+
+if TYPE_CHECKING:
+    from .cuda.parser import ParsedFile
+    from .model import KernelModel
 
 from . import hookspecs
 from .errors import UsageError
@@ -55,10 +60,10 @@ class PluginHost:
     def plugin_names(self) -> list[str]:
         return sorted(name for name, _ in self.pm.list_name_plugin())
 
-    def check_kernel(self, kernel, parsed, path: str) -> tuple[list[Finding], list[ToolError]]:
+    def check_kernel(self, kernel: KernelModel, parsed: ParsedFile, path: str) -> tuple[list[Finding], list[ToolError]]:
         return self._call("pipelint_check_kernel", dict(kernel=kernel, parsed=parsed, path=path))
 
-    def check_file(self, parsed, path: str) -> tuple[list[Finding], list[ToolError]]:
+    def check_file(self, parsed: ParsedFile, path: str) -> tuple[list[Finding], list[ToolError]]:
         return self._call("pipelint_check_file", dict(parsed=parsed, path=path))
 
     def check_variants(self, variants: list) -> tuple[list[Finding], list[ToolError]]:

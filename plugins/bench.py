@@ -13,17 +13,20 @@ the compiled kernel), the steady-state wait, barriers per iteration, findings.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import multiprocessing
 import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from pipelint import hookimpl
+from pipelint.pluginhost import PluginHost
 from pipelint.plugins.bench_analysis import DEFAULT_TOLERANCE, annotate, config_label, plot, render_table
 
 SMEM_WORDS = ("shared memory", "shared data", "smem", "cudaFuncSetAttribute", "too many resources")
@@ -54,7 +57,7 @@ def pipelint_add_commands(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_bench)
 
 
-def cmd_bench(args, host) -> int:
+def cmd_bench(args: argparse.Namespace, host: PluginHost) -> int:
     from pipelint.errors import UsageError
 
     if args.from_json:
@@ -107,7 +110,7 @@ def _compile_one(job: tuple) -> str | None:
         return f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else exc}"
 
 
-def compiled_dyn_smem(kernel, recompile) -> tuple[int | None, str]:
+def compiled_dyn_smem(kernel: Any, recompile: Callable[[], Any]) -> tuple[int | None, str]:
     """Dynamic shared memory the compiled kernel launches with, and where it was read.
 
     A kernel served from TileLang's cache may come without its device IRModule;
@@ -148,7 +151,7 @@ def _reference(text: str | None):
     if not text:
         return None
     if text.lstrip().startswith("lambda"):
-        import torch  # noqa: F401 - available to the expression
+        import torch
 
         return eval(text, {"torch": torch})  # noqa: S307 - the user's own expression
     module, _, attr = text.rpartition(".")
@@ -199,7 +202,7 @@ def _time(profiler, func=None, args=None) -> tuple[float, float, list[float]]:
     return med, (max(samples) - min(samples)) / med, samples
 
 
-def measure(args, host) -> dict:
+def measure(args: argparse.Namespace, host: PluginHost) -> dict:
     """Compile every (config, num_stages) in parallel, then time each on the GPU, config by config."""
     import torch
 
@@ -274,7 +277,7 @@ def _measure_variant(args, ref, params: dict, n: int, static: dict, error: str |
         return v, None
     try:
         v["smem_bytes_compiled"], v["smem_source"] = compiled_dyn_smem(
-            kernel, lambda p=params, s=n: _compile(ref.file, ref.name, p, s, args.out_idx))
+            kernel, functools.partial(_compile, ref.file, ref.name, params, n, args.out_idx))
     except BaseException as exc:  # noqa: BLE001
         v["smem_bytes_compiled"], v["smem_source"] = None, f"unavailable: {exc}"
     try:

@@ -1,18 +1,20 @@
 """`pipelint diff A.cu B.cu`: the pipeline facts of two generated kernels side by side."""
 from __future__ import annotations
 
+import argparse
+
 from ..lowering.sweep import LoweredVariant
 from .lower import _fmt
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("diff", help="compare the pipeline facts of two generated kernels")
     d.add_argument("a", metavar="A.cu")
     d.add_argument("b", metavar="B.cu")
     d.set_defaults(func=cmd_diff)
 
 
-def cmd_diff(args, host) -> int:
+def cmd_diff(args: argparse.Namespace, host: object) -> int:
     from ..explain import load_models
 
     models = [load_models(path)[0] for path in (args.a, args.b)]

@@ -1,16 +1,23 @@
 """`pipelint lower`: the seed's experiment as a command (sweep, check every variant, render)."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..findings import Report, Severity
 from ..lowering.sweep import LoweredVariant
 
+if TYPE_CHECKING:
+    from ..lowering.driver import KernelRef
+    from ..pluginhost import PluginHost
 
-def add_parsers(sub, add_output_options) -> None:
+
+def add_parsers(sub: argparse._SubParsersAction, add_output_options: Callable[[argparse.ArgumentParser], None]) -> None:
     p = sub.add_parser("lower", help="lower a TileLang kernel for num_stages x arch and check every variant")
     p.add_argument("kernel", metavar="FILE.py[:NAME]")
     p.add_argument("--num-stages", type=int, nargs="+", default=[0, 1, 2, 3, 4], metavar="N")
@@ -29,7 +36,7 @@ def add_parsers(sub, add_output_options) -> None:
     add_diff(sub)
 
 
-def cmd_lower(args, host) -> int:
+def cmd_lower(args: argparse.Namespace, host: PluginHost) -> int:
     with tempfile.TemporaryDirectory(prefix="pipelint-lower-") as scratch:
         return _lower(args, host, Path(scratch))
 
@@ -74,7 +81,7 @@ def _autotune_note(info: dict, params: dict) -> None:
                      f"lowered configuration {index + 1} ({shown}); pick another with --param NAME=VALUE\n")
 
 
-def analyze_variants(kernel: str, variants, host, dump: Path, report: Report,
+def analyze_variants(kernel: str, variants: list, host: PluginHost, dump: Path, report: Report,
                      keep_paths: bool = True) -> list[LoweredVariant]:
     """Write each variant's CUDA and facts, check it, then run the sweep checks."""
     from ..engine import analyze_source
@@ -118,7 +125,8 @@ def _fmt(x) -> str:
     return "-" if x is None or x == [] else str(x)
 
 
-def render_lower(fmt, kernel, ref, info, lowered, report, host, args) -> str:
+def render_lower(fmt: str, kernel: str, ref: KernelRef, info: dict, lowered: list[LoweredVariant], report: Report,
+                 host: PluginHost, args: argparse.Namespace) -> str:
     from ..report import get_reporter
     from ..report.json_report import finding_dict
     from ..report.text import format_finding

@@ -72,10 +72,10 @@ class _TokenFeed:
         self._next = tokens.__next__
 
     @classmethod
-    def from_text(cls, lexer, text: str) -> _TokenFeed:
+    def from_text(cls, lexer: Any, text: str) -> _TokenFeed:
         return cls(lexer.lexer.lex(text))
 
-    def next_token(self, *_args):
+    def next_token(self, *_args: object) -> Any:
         try:
             return self._next()
         except StopIteration:

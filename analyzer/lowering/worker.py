@@ -21,6 +21,7 @@ import os
 import re
 import sys
 import traceback
+import types
 from typing import Any
 
 STAGE_PARAMS = ("num_stages", "stages")
@@ -33,7 +34,7 @@ class WorkerError(Exception):
         self.kind = kind
 
 
-def load_module(path: str):
+def load_module(path: str) -> types.ModuleType:
     spec = importlib.util.spec_from_file_location("pipelint_kernel_module", path)
     if spec is None or spec.loader is None:
         raise WorkerError("load", f"cannot load {path} as a Python module")
@@ -65,7 +66,7 @@ def _classify(obj: Any) -> str | None:
     return None
 
 
-def find_kernel(module, path: str, name: str | None) -> tuple[str, Any, str]:
+def find_kernel(module: types.ModuleType, path: str, name: str | None) -> tuple[str, Any, str]:
     if name:
         if not hasattr(module, name):
             raise WorkerError("name", f"{name!r} not found in {path}")
@@ -113,7 +114,7 @@ def _stage_param(obj: Any) -> str | None:
     return next((p for p in STAGE_PARAMS if p in params), None)
 
 
-def build_prim_func(obj: Any, kind: str, params: dict, num_stages: int):
+def build_prim_func(obj: Any, kind: str, params: dict, num_stages: int) -> tuple[Any, bool]:
     if kind == "autotune":
         # the configuration given with --param, else the first the autotuner would try
         configs = autotune_configs(obj)
@@ -138,12 +139,12 @@ def build_prim_func(obj: Any, kind: str, params: dict, num_stages: int):
     return func, bool(stage_param)
 
 
-def set_num_stages(func, num_stages: int):
+def set_num_stages(func: Any, num_stages: int) -> Any:
     """Rewrite every T.Pipelined loop's `num_stages` annotation (0 removes it, as TileLang does)."""
     import tvm.tirx as tir
     from tvm.tirx import stmt_functor
 
-    def post(op):
+    def post(op: Any) -> Any:
         if isinstance(op, tir.For) and "num_stages" in op.annotations:
             annos = {k: v for k, v in op.annotations.items() if k != "num_stages"}
             if num_stages > 0:
@@ -163,13 +164,13 @@ class _Facts:
         self.passes: list[str] = []
         self.errors: list[str] = []
 
-    def observer(self):
+    def observer(self) -> Any:
         from tilelang.instrumentation import PassEventObserver
 
         facts = self
 
         class Observer(PassEventObserver):
-            def pass_finished(self, mod, event, state):
+            def pass_finished(self, mod: Any, event: Any, state: Any) -> None:
                 facts.passes.append(event.name)
                 try:  # an observer must never break the lowering it watches
                     if event.name.endswith("PipelinePlanning"):
@@ -195,7 +196,7 @@ def _pipeline_loops(mod) -> list[dict]:
 
     loops: list[dict] = []
 
-    def visit(node):
+    def visit(node: Any) -> None:
         if isinstance(node, tir.For) and "software_pipeline_stage" in node.annotations:
             a = node.annotations
             loops.append({
@@ -221,7 +222,7 @@ def _shared_shapes(mod) -> dict[str, list[int]]:
     shapes: dict[str, list[int]] = {}
     block_type = getattr(tir, "SBlock", None) or tir.Block
 
-    def visit(node):
+    def visit(node: Any) -> None:
         if isinstance(node, block_type):
             for buf in node.alloc_buffers:
                 if str(buf.scope()).startswith("shared"):
@@ -259,7 +260,7 @@ def _tma_boxes(artifact) -> dict[str, int]:
     return boxes
 
 
-def dyn_shared_bytes(artifact) -> int | None:
+def dyn_shared_bytes(artifact: Any) -> int | None:
     """`dyn_shared_memory_buf` of the device kernels: what the launch requests."""
     device = getattr(artifact, "device_mod", None)
     if device is None:
@@ -289,7 +290,7 @@ def lower(spec: dict) -> dict:
     facts = _Facts()
 
     class Tool(PassInstrumentationTool):
-        def create_pass_instrument(self):
+        def create_pass_instrument(self) -> Any:
             return StackedPassInstrument(facts.observer(), capture_nested=True)
 
     register_pass_instrumentation_tool("pipelint-facts", Tool)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..cuda import ast as A
 from .intrinsics import HazardKind, K
@@ -122,7 +122,7 @@ class _Sim:
         self.spaces[space] = kept
         return pieces
 
-    def hazard(self, kind: HazardKind, first: Event, second: Event, **kw) -> None:
+    def hazard(self, kind: HazardKind, first: Event, second: Event, **kw: Any) -> None:
         h = Hazard(kind, first, second, second.buffer or first.buffer or "", self.model.slot(second), **kw)
         self.hazards.setdefault(h.key, h)
 

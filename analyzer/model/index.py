@@ -22,7 +22,7 @@ class KernelIndex:
             registry = _walk_registry(root)
         span = root.span
 
-        def inside(nodes):
+        def inside(nodes: list) -> list:
             return [n for n in nodes if _within(n.span, span)]
 
         calls = sorted(inside(registry["calls"]), key=lambda n: (n.span.line, n.span.column))

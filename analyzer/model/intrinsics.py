@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..cuda import ast as A
 
 
 class EventKind(StrEnum):
@@ -248,7 +252,7 @@ def type_bytes(type_text: str) -> int | None:
     return TYPE_BYTES.get(" ".join(base.split()))
 
 
-def call_kind(call) -> Intrinsic | None:
+def call_kind(call: A.Call) -> Intrinsic | None:
     """The table entry for a call: `tl::cp_async_wait<2>()`, or `.wait` for `bar[i].wait(p)`."""
     from ..cuda import ast as A
 

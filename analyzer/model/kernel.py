@@ -11,14 +11,19 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..cuda import ast as A
-from ..cuda.linemap import LineMap
+from ..cuda.linemap import LineMap, Origin
 from .evaluate import evaluate
 from .index import KernelIndex
 from .intrinsics import SYNC_KINDS, K
 from .shared import MBarrierArray, SharedBuffer, SharedLayout
 from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, is_runtime_bound
+
+if TYPE_CHECKING:
+    from .cpasync import CpAsyncAnalysis
+    from .mbarrier import MBarrierAnalysis
 
 MAX_THREADS = 1024    # CUDA's limit of threads per block
 
@@ -250,17 +255,17 @@ class KernelModel:
 
     # ---------------------------------------------------------------- shared analyses
     @functools.cached_property
-    def cp_async(self):
+    def cp_async(self) -> CpAsyncAnalysis:
         from .cpasync import CpAsyncAnalysis
 
         return CpAsyncAnalysis(self)
 
     @functools.cached_property
-    def mbarrier(self):
+    def mbarrier(self) -> MBarrierAnalysis:
         from .mbarrier import MBarrierAnalysis
 
         return MBarrierAnalysis(self)
 
-    def origin(self, node: A.Node):
+    def origin(self, node: A.Node) -> Origin | None:
         """The TileLang Python position of a node, through `#line`."""
         return self.lines.origin(node.span.line) if self.lines else None

@@ -15,6 +15,7 @@ import functools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..cuda import ast as A
 from .evaluate import CompiledEvaluator, builtin_name, evaluate, interval, mentions, shape
@@ -30,7 +31,7 @@ from .intrinsics import (
     K,
     call_kind,
 )
-from .shared import SharedLayout
+from .shared import SharedLayout, SmemRef
 
 MAX_EVENTS = 200_000   # per role; a bigger kernel is analysed up to here
 
@@ -450,7 +451,7 @@ class _RoleWalker:
         self.reads_in(e, env, mult, it, guarded)
 
     # -------------------------------------------------------------- local values
-    def local_key(self, target: A.Expr, env) -> str | None:
+    def local_key(self, target: A.Expr, env: dict) -> str | None:
         if isinstance(target, A.Name) and not target.scope and target.ident in self.b.local_names:
             return target.ident
         if isinstance(target, A.Index) and isinstance(target.base, A.Name) \
@@ -459,14 +460,14 @@ class _RoleWalker:
             return f"{target.base.ident}[{i}]" if i is not None else None
         return None
 
-    def declare_local(self, d: A.Declarator, env) -> None:
+    def declare_local(self, d: A.Declarator, env: dict) -> None:
         if not d.dims:
             self._store(d.name, self.b.eval(d.init, env))
         elif isinstance(d.init, A.InitList):
             for i, item in enumerate(d.init.items):
                 self._store(f"{d.name}[{i}]", self.b.eval(item, env))
 
-    def assign_local(self, target: A.Expr, op: str, value: A.Expr, env) -> None:
+    def assign_local(self, target: A.Expr, op: str, value: A.Expr, env: dict) -> None:
         key = self.local_key(target, env)
         if key is None:
             return
@@ -500,7 +501,7 @@ class _RoleWalker:
         else:
             self.reads_in(target, env, mult, it, guarded)
 
-    def emit_access(self, ref, access: str, node: A.Node, env: dict, mult: int, it: tuple,
+    def emit_access(self, ref: SmemRef, access: str, node: A.Node, env: dict, mult: int, it: tuple,
                     guarded: bool, kind: EventKind = K.SMEM, possible: bool = False,
                     width: int | None = None, **extra) -> None:
         offset, site = self.offset(ref.index, ref.elem_bytes, env, node)
@@ -557,7 +558,7 @@ class _RoleWalker:
         handler = _CALL_HANDLERS.get(intr.kind, _RoleWalker.on_plain)
         handler(self, _Call(call, intr, env, mult, it, guarded, value))
 
-    def event(self, c: _Call, kind: EventKind, **kw) -> None:
+    def event(self, c: _Call, kind: EventKind, **kw: Any) -> None:
         self.events.append(Event(kind, c.node, self.index, c.mult, c.it, guarded=c.guarded, **kw))
 
     def unknown_call(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool) -> None:

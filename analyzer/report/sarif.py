@@ -101,7 +101,7 @@ def _notification(message: str, level: str = "error", path: str | None = None,
     return note
 
 
-def render(report: Report, host=None, category: str | None = None, root: str | None = None,
+def render(report: Report, host: Any = None, category: str | None = None, root: str | None = None,
            **_: object) -> str:
     base = Path(root or os.getcwd()).resolve()
     rules = sorted(report.rules.values(), key=lambda r: r.id)[:MAX_RULES]
