@@ -503,7 +503,7 @@ class _RoleWalker:
 
     def emit_access(self, ref: SmemRef, access: str, node: A.Node, env: dict, mult: int, it: tuple,
                     guarded: bool, kind: EventKind = K.SMEM, possible: bool = False,
-                    width: int | None = None, **extra) -> None:
+                    width: int | None = None, **extra: Any) -> None:
         offset, site = self.offset(ref.index, ref.elem_bytes, env, node)
         extent = None if possible or kind not in (K.SMEM, K.CP_ASYNC) else \
             self.extent(ref.index, ref.elem_bytes, width or ref.elem_bytes, env)   # TMA boxes: unknown
