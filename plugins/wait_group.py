@@ -105,7 +105,7 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
                 _R["redundant-wait"], path, kernel, ev.node,
                 f"cp_async_wait<{ev.value}> in the pipelined loop orders no read: no commit since the "
                 f"previous wait, or every read after it is covered by a later wait; remove it"))
-        elif best > ev.value:
+        elif ev.value is not None and best > ev.value:
             out.append(make_finding(
                 _R["wait-too-deep"], path, kernel, ev.node,
                 f"cp_async_wait<{ev.value}> in the pipelined loop drains more than needed: "
