@@ -67,8 +67,10 @@ def build_parser(host: PluginHost | None = None) -> argparse.ArgumentParser:
 
 
 def add_output_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=FORMATS, default="text",
+    p.add_argument("--format", "--output-format", dest="format", choices=FORMATS, default="text",
                    help="output format: " + ", ".join(FORMATS) + " (plugins add more)")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    p.add_argument("--quiet", "-q", action="store_true", help="print the findings only, no summary line")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
     p.add_argument("--sarif-output", metavar="FILE", help="also write SARIF here")
     p.add_argument("--sarif-category", metavar="ID", help="SARIF automationDetails.id")
@@ -90,6 +92,8 @@ def _colour(args, stream) -> bool:
         return True
     if args.color == "never" or os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR"):       # CI logs (GitHub Actions) are not terminals but show colour
+        return True
     return hasattr(stream, "isatty") and stream.isatty()
 
 
@@ -99,6 +103,7 @@ def emit(args: argparse.Namespace, report: Report, host: PluginHost) -> None:
     out_stream = sys.stdout
     colour = not args.output and _colour(args, out_stream)
     text = get_reporter(args.format, host)(report, colour=colour, statistics=args.statistics,
+                                           quiet=getattr(args, "quiet", False),
                                      host=host, category=args.sarif_category)
     if args.output:
         write_or_keep(args.output, text, "-o")
@@ -146,7 +151,7 @@ def cmd_check(args: argparse.Namespace, host: PluginHost) -> int:
     report = run_check(files, host, options)
     fail_on = apply_config(report, config, args, host)
     emit(args, report, host)
-    return report.exit_code(fail_on)
+    return 0 if args.exit_zero else report.exit_code(fail_on)
 
 
 def cmd_rules(args: argparse.Namespace, host: PluginHost) -> int:

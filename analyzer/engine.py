@@ -71,8 +71,25 @@ def time_budget(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+# Folders a walk never enters (ruff's defaults, plus where TileLang's own headers live).
+DEFAULT_EXCLUDES = frozenset({".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
+                              ".ruff_cache", ".pytest_cache", "__pycache__", "build", "dist", "node_modules",
+                              "site-packages", ".eggs", ".pipelint-cache"})
+
+
+def _walk(root: Path) -> list[str]:
+    """.cu/.cuh files under a folder, skipping the default-excluded folders (virtualenvs, VCS, builds)."""
+    found = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDES and not d.endswith(".egg-info"))
+        found += [os.path.join(folder, n) for n in names if Path(n).suffix in SUFFIXES
+                  and os.path.isfile(os.path.join(folder, n))]
+    return sorted(found)
+
+
 def collect_files(paths: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Files to check and messages about paths that hold none."""
+    """Files to check and messages about paths that hold none. A path given explicitly is always
+    checked; folders are walked without entering the default-excluded ones."""
     files: list[str] = []
     notes: list[str] = []
     for raw in paths:
@@ -80,7 +97,7 @@ def collect_files(paths: Sequence[str]) -> tuple[list[str], list[str]]:
         if not p.exists():
             raise UsageError(f"path not found: {raw}")
         if p.is_dir():
-            found = sorted(str(f) for f in p.rglob("*") if f.suffix in SUFFIXES and f.is_file())
+            found = _walk(p)
             if not found:
                 notes.append(f"no .cu or .cuh files under {raw}")
             files.extend(found)

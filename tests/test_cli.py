@@ -119,3 +119,30 @@ def test_explain_says_what_each_barrier_orders(run_cli):
     assert any("mbarrier initialisation visible" in l for l in lines)
     assert any("init counts [0]=1, [1]=1, [2]=1, [3]=128" in l for l in lines)
     assert run_cli("explain", "missing.cu").code == 2
+
+
+def test_walks_skip_virtualenvs_and_build_folders_but_explicit_paths_are_checked(run_cli, tmp_path):
+    kernel = fixture("gemv_sm_80_s2.cu").read_text()
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "k.cu").write_text(kernel)
+    for hidden in (".venv/lib/python3.11/site-packages/tilelang/src", "build", "node_modules/x"):
+        (tmp_path / hidden).mkdir(parents=True)
+        (tmp_path / hidden / "header.cuh").write_text("template <int N> struct broken {")
+    res = run_cli("check", tmp_path, "--format", "json")
+    assert [f["path"] for f in res.json["files"]] == [str(tmp_path / "kernels" / "k.cu")]
+    explicit = tmp_path / "build" / "header.cuh"
+    res = run_cli("check", explicit, "--format", "json")
+    assert [f["path"] for f in res.json["files"]] == [str(explicit)]
+
+
+def test_exit_zero_quiet_output_format_alias_and_force_color(run_cli, monkeypatch):
+    kernel = fixture("gemv_sm_80_s2.cu")
+    loud = run_cli("check", kernel, "--fail-on", "note")
+    assert loud.code == 1 and "file(s)" in loud.out
+    quiet = run_cli("check", kernel, "--fail-on", "note", "--exit-zero", "--quiet")
+    assert quiet.code == 0 and "file(s)" not in quiet.out and "redundant-barrier" in quiet.out
+    assert run_cli("check", kernel, "--output-format", "json").json["files"]
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert "\x1b[" in run_cli("check", kernel).out
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in run_cli("check", kernel).out

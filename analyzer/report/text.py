@@ -62,7 +62,8 @@ def format_finding(f: Finding, colour: bool = False, source: bool = True) -> lis
     return out
 
 
-def render(report: Report, colour: bool = False, statistics: bool = False, **_: object) -> str:
+def render(report: Report, colour: bool = False, statistics: bool = False, quiet: bool = False,
+           **_: object) -> str:
     out: list[str] = []
     for f in report.sorted_findings():
         out.extend(format_finding(f, colour))
@@ -87,5 +88,6 @@ def render(report: Report, colour: bool = False, statistics: bool = False, **_: 
         summary += f", {suppressed} suppressed"
     if getattr(report, "baselined", 0):
         summary += f", {report.baselined} baselined"
-    out.append(summary)
-    return "\n".join(out) + "\n"
+    if not quiet:
+        out.append(summary)
+    return "\n".join(out) + "\n" if out else ""
