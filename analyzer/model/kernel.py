@@ -19,7 +19,7 @@ from .evaluate import evaluate
 from .index import KernelIndex
 from .intrinsics import SYNC_KINDS, K
 from .shared import MBarrierArray, SharedBuffer, SharedLayout
-from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, is_runtime_bound
+from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, is_runtime_bound, pipeline_period
 
 if TYPE_CHECKING:
     from .cpasync import CpAsyncAnalysis
@@ -43,7 +43,7 @@ class KernelModel:
     def __init__(self, func: A.FunctionDef, lines: LineMap | None = None,
                  registry: dict | None = None, runtime_trip: int | None = None,
                  index: KernelIndex | None = None,
-                 stages: dict[str, BufferStages] | None = None) -> None:
+                 stages: dict[str, BufferStages] | None = None, roles: list[Role] | None = None) -> None:
         assert func.body is not None
         self.func = func
         self.name = func.name
@@ -54,12 +54,12 @@ class KernelModel:
         self.layout = SharedLayout(self.index.declarations)
         self.runtime_loops = [loop for loop in self.index.fors
                               if is_runtime_bound(loop) and self.index.of(loop.body) & SYNC_KINDS]
+        self.period = pipeline_period(self.index)      # of the slot/parity arithmetic
         if runtime_trip is None and self.runtime_loops:
             runtime_trip = self.trip_scenarios()[-1]   # a steady-state representative
         self.runtime_trip = runtime_trip if self.runtime_loops else None
-        builder = TraceBuilder(func, self.layout, self.threads, self.index, self.runtime_trip)
-        self._period = builder.period
-        self.trace: Trace = builder.build()
+        self.trace: Trace = TraceBuilder(func, self.layout, self.threads, self.index, self.runtime_trip,
+                                         roles).build()
         # The version dimension is a property of the buffers, not of one trip
         # count: a one-iteration scenario touches one slot and could not see it.
         self.stages = stages if stages is not None else self._stages()
@@ -80,15 +80,15 @@ class KernelModel:
         """
         if not self.runtime_loops:
             return []
-        period = TraceBuilder(self.func, self.layout, self.threads, self.index).period \
-            if not hasattr(self, "_period") else self._period
+        period = self.period
         small = range(0, min(period, 16) + 3)
         steady = range(2 * period, 3 * period) if period <= 16 else range(2 * period, 2 * period + 1)
         return sorted(set(small) | set(steady))
 
     def with_trip(self, trip: int) -> KernelModel:
         """The same kernel simulated with its run-time-bound loops running `trip` times."""
-        return KernelModel(self.func, self.lines, runtime_trip=trip, index=self.index, stages=self.stages)
+        return KernelModel(self.func, self.lines, runtime_trip=trip, index=self.index, stages=self.stages,
+                           roles=self.roles)
 
     # ---------------------------------------------------------------- facts
     @property

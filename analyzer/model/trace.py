@@ -176,6 +176,17 @@ def _period(index: KernelIndex, var: str) -> int:
 MAX_ROLE_CUTS = 8   # a condition that splits the block more finely is data-parallel, not a role
 
 
+def pipeline_period(index: KernelIndex) -> int:
+    """One period for all pipelined loops, so producer and consumer loops stay in step."""
+    period = 1
+    for node in index.fors:
+        if index.of(node.body) & PIPELINE_KINDS:
+            header = _loop_header(node, 0)
+            if header is not None:
+                period = math.lcm(period, _period(index, header[0]))
+    return min(period, 64)
+
+
 def find_roles(ifs: list[A.If], threads: int) -> list[Role]:
     """Split [0, threads) wherever an `if` on `threadIdx.x` alone changes its outcome.
 
@@ -218,9 +229,11 @@ def elect_count(role: Role, extent: int, block: int) -> int:
 
 class TraceBuilder:
     def __init__(self, func: A.FunctionDef, layout: SharedLayout, threads: int, index: KernelIndex,
-                 runtime_trip: int | None = None) -> None:
+                 runtime_trip: int | None = None, roles: list[Role] | None = None) -> None:
         self.func = func
         self.runtime_trip = runtime_trip
+        self.roles = roles                      # given: the same for every trip-count scenario
+        self._headers: dict[int, tuple[str, int, int] | None] = {}
         self.layout = layout
         self.threads = threads
         self.kinds = index
@@ -276,17 +289,19 @@ class TraceBuilder:
     @functools.cached_property
     def period(self) -> int:
         """One period for all pipelined loops, so producer and consumer loops stay in step."""
-        period = 1
-        for node in self.kinds.fors:
-            if self.kinds.of(node.body) & PIPELINE_KINDS:
-                header = _loop_header(node, 0)
-                if header is not None:
-                    period = math.lcm(period, _period(self.kinds, header[0]))
-        return min(period, 64)
+        return pipeline_period(self.kinds)
+
+    def header(self, loop: A.For) -> tuple[str, int, int] | None:
+        """`_loop_header` of a loop under this build's trip count, once per loop (loops inside
+        unrolled loops are reached many times)."""
+        key = id(loop)
+        if key not in self._headers:
+            self._headers[key] = _loop_header(loop, self.runtime_trip)
+        return self._headers[key]
 
     def build(self) -> Trace:
         assert self.func.body is not None
-        roles = find_roles(self.kinds.ifs, self.threads)
+        roles = self.roles if self.roles is not None else find_roles(self.kinds.ifs, self.threads)
         events = []
         for index, role in enumerate(roles):
             walker = _RoleWalker(self, index, role)
@@ -341,7 +356,7 @@ class _RoleWalker:
 
     def for_loop(self, loop: A.For, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         kinds = self.b.kinds.of(loop.body)
-        header = _loop_header(loop, self.b.runtime_trip)
+        header = self.b.header(loop)
         if not (kinds & SYNC_KINDS) or header is None:
             self.walk_once(loop, header, env, mult, it, guarded)
             return
