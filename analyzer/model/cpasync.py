@@ -202,6 +202,7 @@ class _Sim:
         phase instead of a commit group; whoever waits on that phase sees them (the mbarrier
         model's business), so they are neither uncommitted nor in flight at exit here."""
         for w in self.pending:
+            w.group = TRACKED_BY_MBARRIER
             w.complete = w.visible = True
         self.pending = []
         self.writes = [w for w in self.writes if not w.visible]
@@ -355,6 +356,7 @@ class CpAsyncAnalysis:
 
 
 WAIT_SEARCH = 8      # deeper waits tried per cp_async_wait
+TRACKED_BY_MBARRIER = 0   # the "group" of copies an mbarrier phase tracks (commit groups count from 1)
 
 _SIM_HANDLERS = {
     K.CP_ASYNC: _Sim.on_cp_async,
