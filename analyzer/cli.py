@@ -33,7 +33,8 @@ def build_parser(host: PluginHost | None = None) -> argparse.ArgumentParser:
         FORMATS = tuple(sorted(host.formats))
     parser = _Parser(prog="pipelint", description="Static analyzer for software pipelines in "
                      "TileLang-generated CUDA.")
-    parser.add_argument("--version", action="version", version=f"pipelint {__version__}")
+    parser.add_argument("--version", action="version", version=version_text(),
+                        help="print pipelint's version and the installed plugins, then exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     check = sub.add_parser("check", help="lint .cu/.cuh files and folders")
     check.add_argument("paths", nargs="+", metavar="PATH")
@@ -46,6 +47,11 @@ def build_parser(host: PluginHost | None = None) -> argparse.ArgumentParser:
                             "(default 20 s; 0: no limit)")
     check.add_argument("--memory-budget", type=float, default=None, metavar="MB",
                        help="memory one file's analysis may add before it is stopped (default 2048 MB; 0: none)")
+    check.add_argument("--no-cache", action="store_true",
+                       help="analyse every file afresh; neither read nor write the result cache")
+    check.add_argument("--cache-dir", default=None, metavar="DIR",
+                       help="where results of unchanged files are kept (default: $PIPELINT_CACHE_DIR, "
+                            "else the platform's user cache folder)")
     check.set_defaults(func=cmd_check)
     rules = sub.add_parser("rules", help="list every rule with its plugin and default severity")
     rules.add_argument("--format", choices=("text", "json"), default="text")
@@ -148,10 +154,25 @@ def cmd_check(args: argparse.Namespace, host: PluginHost) -> int:
     memory = positive(first(args.memory_budget, config.memory_budget, 2048.0), "--memory-budget", zero=True)
     options = CheckOptions(max_bytes=int(size * 1024 * 1024), jobs=jobs, disable=tuple(args.disable_plugin),
                            time_budget=budget, memory_budget=memory)
-    report = run_check(files, host, options)
+    report = run_check(files, host, options, cache=_cache(args, config, host, options))
     fail_on = apply_config(report, config, args, host)
     emit(args, report, host)
     return 0 if args.exit_zero else report.exit_code(fail_on)
+
+
+def _cache(args: argparse.Namespace, config: Any, host: PluginHost, options: Any) -> Any:
+    """The result cache for this run, or None (`--no-cache`, `cache = false`)."""
+    if args.no_cache or config.cache is False:
+        return None
+    from . import cache
+
+    root = Path(args.cache_dir or config.cache_dir or cache.default_dir())
+    import importlib
+
+    modules = [sys.modules[__package__ or "pipelint"], importlib.import_module("pipelint.grammars"),
+               *host.pm.get_plugins()]
+    salt = cache.salt_for(modules, host.versions, (options.max_bytes, tuple(sorted(options.disable))))
+    return cache.ResultCache(root, salt)
 
 
 def cmd_rules(args: argparse.Namespace, host: PluginHost) -> int:
@@ -203,8 +224,24 @@ def first(*values: Any) -> Any:
     return next(v for v in values if v is not None)
 
 
+def version_text() -> str:
+    """`pipelint X` and the installed plugins with their distributions' versions, read from
+    package metadata: nothing is imported, so `--version` answers at once."""
+    from importlib.metadata import entry_points
+
+    lines = [f"pipelint {__version__}"]
+    for ep in sorted(entry_points(group="pipelint"), key=lambda e: e.name):
+        dist = ep.dist
+        where = f"{dist.name} {dist.version}" if dist is not None else ep.value
+        lines.append(f"  plugin {ep.name} ({where})")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:          # before any plugin is loaded: a start-up of a few ms
+        print(version_text())
+        return 0
     try:
         host = load_plugins(_disable_from_argv(argv))
         parser = build_parser(host)

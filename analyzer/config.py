@@ -10,7 +10,6 @@ import argparse
 import fnmatch
 import json
 import os
-import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -20,10 +19,10 @@ from typing import Any
 from .errors import UsageError
 from .findings import Finding, Location, Report, Severity
 from .pluginhost import PluginHost
+from .suppress import Suppressions, suppressions_in
 
 KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "per-kernel-ignores", "severity",
-        "fail-on", "max-file-size", "jobs", "time-budget", "memory-budget"}
-SUPPRESS = re.compile(r"//\s*pipelint:\s*ignore(?:\[([^\]]*)\])?")
+        "fail-on", "max-file-size", "jobs", "time-budget", "memory-budget", "cache-dir", "cache"}
 
 
 @dataclass
@@ -40,6 +39,8 @@ class Config:
     max_file_size: float | None = None      # MB
     time_budget: float | None = None        # seconds per file
     memory_budget: float | None = None      # MB per file
+    cache_dir: str | None = None            # relative to the config file
+    cache: bool | None = None               # false: never read or write the result cache
 
 
 def find_pyproject(paths: Sequence[str]) -> Path | None:
@@ -123,6 +124,14 @@ def load_config(paths: Sequence[str], explicit: str | None, host: PluginHost) ->
         cfg.time_budget = positive(table["time-budget"], f"{where} time-budget", zero=True)
     if "memory-budget" in table:
         cfg.memory_budget = positive(table["memory-budget"], f"{where} memory-budget", zero=True)
+    if "cache-dir" in table:
+        if not isinstance(table["cache-dir"], str) or not table["cache-dir"]:
+            raise UsageError(f"{where} cache-dir: expected a folder path, got {table['cache-dir']!r}")
+        cfg.cache_dir = str(p.parent / table["cache-dir"])
+    if "cache" in table:
+        if not isinstance(table["cache"], bool):
+            raise UsageError(f"{where} cache: expected true or false, got {table['cache']!r}")
+        cfg.cache = table["cache"]
     return cfg
 
 
@@ -162,18 +171,17 @@ def _file_ignored(f: Finding, cfg: Config) -> bool:
 
 def inline_suppressions(path: str) -> dict[int, tuple[set[str], int]]:
     """line -> (rule ids, column) of `// pipelint: ignore[RULE,...]` comments."""
-    out: dict[int, tuple[set[str], int]] = {}
     if not os.path.isfile(path):      # FIFOs and devices are never read (they would block)
-        return out
+        return {}
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            for n, line in enumerate(fh, 1):
-                m = SUPPRESS.search(line)
-                if m:
-                    out[n] = ({r.strip() for r in (m.group(1) or "").split(",") if r.strip()}, m.start() + 1)
+            return _by_line(suppressions_in(fh.read()))
     except OSError:
-        pass
-    return out
+        return {}
+
+
+def _by_line(found: Suppressions) -> dict[int, tuple[set[str], int]]:
+    return {line: (set(rules), col) for line, rules, col in found}
 
 
 def apply_config(report: Report, cfg: Config, args: argparse.Namespace, host: PluginHost) -> Severity:
@@ -201,11 +209,15 @@ def _apply_suppressions(report: Report, host: PluginHost) -> None:
     from .core_rules import UNUSED_SUPPRESSION
 
     by_file: dict[str, dict[int, tuple[set[str], int]]] = {}
+    known = {r.path: r.suppressions for r in report.files}   # scanned when the engine read them
     used: set[tuple[str, int, str]] = set()
     kept = []
     for f in report.findings:
         path = f.location.path
-        sup = by_file.setdefault(path, inline_suppressions(path))
+        if path not in by_file:
+            scanned = known.get(path)
+            by_file[path] = _by_line(scanned) if scanned is not None else inline_suppressions(path)
+        sup = by_file[path]
         hit = None
         for line in (f.location.line, f.location.line - 1):
             rules = sup.get(line, (set(), 0))[0]
@@ -217,7 +229,10 @@ def _apply_suppressions(report: Report, host: PluginHost) -> None:
         else:
             kept.append(f)
     for r in report.files:
-        sup = by_file.get(r.path) or inline_suppressions(r.path)
+        found = by_file.get(r.path)
+        if found is None:
+            found = _by_line(r.suppressions) if r.suppressions is not None else inline_suppressions(r.path)
+        sup = found
         for line, (rules, col) in sup.items():
             if not rules:
                 kept.append(Finding(UNUSED_SUPPRESSION.id, UNUSED_SUPPRESSION.severity,

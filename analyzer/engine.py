@@ -24,8 +24,10 @@ from .cuda import CudaSyntaxError, parse
 from .errors import UsageError
 from .findings import FileResult, Finding, Location, Report, ToolError
 from .pluginhost import PluginHost, load_plugins
+from .suppress import suppressions_in
 
 if TYPE_CHECKING:
+    from .cache import ResultCache
     from .cuda.parser import ParsedFile
     from .model import KernelModel
 
@@ -244,7 +246,8 @@ def check_file(path: str, host: PluginHost, max_bytes: int, budget: float = DEFA
     started = time.monotonic()
     try:
         with time_budget(budget), memory_budget(memory):
-            return check_source(path, source or "", host)
+            result, findings, errors = check_source(path, source or "", host)
+        return replace(result, suppressions=suppressions_in(source or "")), findings, errors
     except (_OverBudget, MemoryError, RecursionError) as exc:
         what = (f"analysis stopped after {time.monotonic() - started:.1f} s (time budget {budget:g} s)"
                 if isinstance(exc, _OverBudget) else
@@ -279,10 +282,40 @@ def _isolated(path: str, options: CheckOptions):
         return FileResult(path, False, error=finding.message), [finding], []
 
 
-def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions) -> Report:
+def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions,
+              cache: ResultCache | None = None) -> Report:
     # One report whatever order the paths came in (and each file once): byte-identical output.
     files = sorted(dict.fromkeys(files))
     report = Report(rules=dict(host.rules), errors=list(host.errors))
+    cached: dict[str, tuple] = {}
+    if cache is not None:
+        for f in files:
+            hit = cache.get(f)
+            if hit is not None:
+                cached[f] = hit
+        report.cached = len(cached)
+    todo = [f for f in files if f not in cached]
+    fresh = dict(zip(todo, _analyse(todo, host, options)))
+    if cache is not None:
+        for f, result in fresh.items():
+            if not os.path.isfile(f):      # never open a FIFO or device (it would block)
+                continue
+            try:
+                with open(f, "rb") as fh:
+                    cache.put(f, fh.read(), result)
+            except OSError:
+                pass
+        cache.prune()
+    for f in files:
+        result, findings, errors = cached[f] if f in cached else fresh[f]
+        report.files.append(result)
+        report.findings.extend(dedupe(findings))
+        report.errors.extend(errors)
+    return report
+
+
+def _analyse(files: list[str], host: PluginHost, options: CheckOptions) -> list:
+    """Results of `check_file` for each file, in order: in this process or spread over workers."""
     cores = os.cpu_count() or 1
     jobs = min(options.jobs, cores) if options.jobs else (min(cores, 8) if len(files) >= 8 else 1)
     if jobs > 1 and len(files) > 1:
@@ -296,11 +329,7 @@ def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions) -> 
     else:
         results = [check_file(f, host, options.max_bytes, options.time_budget, options.memory_budget)
                    for f in files]
-    for result, findings, errors in results:
-        report.files.append(result)
-        report.findings.extend(dedupe(findings))
-        report.errors.extend(errors)
-    return report
+    return results
 
 
 def dedupe(findings: Iterable[Finding]) -> list[Finding]:

@@ -86,6 +86,9 @@ class FileResult:
     parsed: bool
     kernels: tuple[str, ...] = ()
     error: str | None = None
+    # `pipelint: ignore[...]` comments found while reading the file: (line, rule ids, column);
+    # None when the file was not read (the suppression pass then reads it itself)
+    suppressions: tuple[tuple[int, tuple[str, ...], int], ...] | None = None
 
 
 @dataclass
@@ -98,6 +101,7 @@ class Report:
     rules: dict[str, Rule] = field(default_factory=dict)
     suppressed: list[Finding] = field(default_factory=list)
     baselined: int = 0
+    cached: int = 0              # files whose results came from the result cache
 
     def sorted_findings(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: f.sort_key)

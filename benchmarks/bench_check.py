@@ -3,13 +3,17 @@
     python benchmarks/bench_check.py [--repeat 3]
 
 Corpus: tests/fixtures/kernels + benchmarks/corpus (real TileLang output; run
-benchmarks/make_corpus.py first if the latter is empty).  Every figure is a
-whole process (interpreter start, imports, grammar load included) timed with
+benchmarks/make_corpus.py first if the latter is empty) + ../shared/corpus/upstream/cu
+(TileLang's own examples) when present.  Every figure is a whole process
+(interpreter start, imports, grammar load included) timed with
 `time.perf_counter` around `subprocess.run`, median of --repeat runs:
 
 * tree-sitter-cuda: parse every file, nothing else (the peer);
-* pipelint, 1 core: `pipelint check --jobs 1` (parse + model + all checks);
-* pipelint, all cores: `pipelint check --jobs N` (processes across cores).
+* pipelint cold, 1 core: `pipelint check --no-cache --jobs 1` (parse + model + all checks);
+* pipelint cold, -j auto: `pipelint check --no-cache` (processes across the cores);
+* pipelint warm: `pipelint check` with a result cache filled by one earlier run,
+  nothing changed;
+* pipelint after one edit: the same cache, one file changed (only it is analysed).
 
 Also printed: in-process parse-only and parse+check throughput on one core.
 """
@@ -17,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,6 +44,7 @@ print(errors)
 def corpus() -> list[str]:
     files = sorted((ROOT / "tests" / "fixtures" / "kernels").glob("*.cu"))
     files += sorted((ROOT / "benchmarks" / "corpus").glob("*.cu"))
+    files += sorted((ROOT.parent / "shared" / "corpus" / "upstream" / "cu").glob("*.cu"))
     return [str(f) for f in files]
 
 
@@ -66,7 +73,7 @@ def in_process(files: list[str]) -> tuple[float, float]:
     parse_s = time.perf_counter() - start
     host = load_plugins()
     start = time.perf_counter()
-    run_check(files, host, CheckOptions(jobs=1))
+    run_check(files, host, CheckOptions(jobs=1))        # no cache: cold
     return parse_s, time.perf_counter() - start
 
 
@@ -79,19 +86,35 @@ def main() -> int:
     cores = os.cpu_count() or 1
     exe = [sys.executable, "-m", "pipelint.cli", "check", "--format", "json", "-o", os.devnull]
     ts = timed([sys.executable, "-c", TREE_SITTER, *files], args.repeat)
-    one = timed([*exe, "--jobs", "1", *files], args.repeat)
-    many = timed([*exe, "--jobs", str(cores), *files], args.repeat)
+    one = timed([*exe, "--no-cache", "--jobs", "1", *files], args.repeat)
+    many = timed([*exe, "--no-cache", *files], args.repeat)
+    with tempfile.TemporaryDirectory() as tmp:
+        # a copy, so the edit below touches no file of the checkout
+        copies = []
+        for i, f in enumerate(files):
+            copies.append(os.path.join(tmp, f"{i:04d}_{Path(f).name}"))
+            shutil.copyfile(f, copies[-1])
+        cached = [*exe, "--cache-dir", os.path.join(tmp, "cache"), *copies]
+        timed(cached, 1)                                   # fill the cache
+        warm = timed(cached, args.repeat)
+        edits = []
+        for n in range(args.repeat):
+            with open(copies[0], "a") as fh:
+                fh.write(f"// edit {n}\n")
+            edits.append(timed(cached, 1))
+        edited = statistics.median(edits)
     parse_s, check_s = in_process(files)
     print(f"corpus: {len(files)} files, {mb:.2f} MB of TileLang-generated CUDA; {cores} cores")
-    print(f"{'measurement':<44}{'seconds':>9}{'MB/s':>9}{'vs tree-sitter':>16}")
+    print(f"{'measurement':<44}{'seconds':>9}{'MB/s':>9}{'vs tree-sitter':>16}{'vs cold 1 core':>16}")
     rows = [("tree-sitter-cuda parse only (process)", ts),
-            ("pipelint check, 1 core (process)", one),
-            (f"pipelint check, {cores} processes (process)", many),
+            ("pipelint cold, 1 core (process)", one),
+            ("pipelint cold, -j auto (process)", many),
+            ("pipelint warm, nothing changed (process)", warm),
+            ("pipelint warm, one file edited (process)", edited),
             ("pipelint parse only, 1 core (in process)", parse_s),
             ("pipelint parse+check, 1 core (in process)", check_s)]
     for name, sec in rows:
-        ratio = f"{sec / ts:.1f}x" if "tree-sitter" not in name else "1.0x"
-        print(f"{name:<44}{sec:>9.2f}{mb / sec:>9.2f}{ratio:>16}")
+        print(f"{name:<44}{sec:>9.2f}{mb / sec:>9.2f}{sec / ts:>15.1f}x{one / sec:>15.1f}x")
     return 0
 
 

@@ -8,6 +8,14 @@ import pytest
 from pipelint.cli import main
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_result_cache(tmp_path_factory):
+    """Every CLI run of the suite (in process or a subprocess) caches under a temporary folder,
+    never in the user's cache."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("PIPELINT_CACHE_DIR", str(tmp_path_factory.mktemp("pipelint-cache")))
+    yield
+    mp.undo()
 
 
 class CliResult:

@@ -16,6 +16,7 @@ which hazard each barrier orders and how deep each wait needs to be.
 """
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -75,6 +76,7 @@ class _Sim:
         self.disabled = disabled
         self.waits = waits
         self.spaces: dict[str, list[_Range]] = {}
+        self.starts: dict[str, list[int]] = {}     # of each space's entries, for bisection
         self.pending: list[_Write] = []
         self.writes: list[_Write] = []
         self.group = 0
@@ -97,29 +99,37 @@ class _Sim:
             return []
         space, start, end = rng
         entries = self.spaces.setdefault(space, [])
-        if not create:
-            return [r for r in entries if r.start < end and start < r.end]
+        starts = self.starts.setdefault(space, [])
+        # entries are disjoint and sorted by start: the overlapping ones are one window
+        hi_i = bisect.bisect_left(starts, end)
+        lo_i = hi_i
+        while lo_i > 0 and entries[lo_i - 1].end > start:
+            lo_i -= 1
+        window = entries[lo_i:hi_i]
+        if not create or (len(window) == 1 and window[0].start == start and window[0].end == end):
+            return window
+        new: list[_Range] = []
         pieces: list[_Range] = []
-        kept: list[_Range] = []
-        for r in entries:
-            if not (r.start < end and start < r.end):
-                kept.append(r)
-                continue
-            for lo, hi in ((r.start, start), (max(r.start, start), min(r.end, end)), (end, r.end)):
-                if lo < hi:
-                    piece = _Range(lo, hi, r.write, list(r.readers), r.consumed)
-                    kept.append(piece)
-                    if start <= lo and hi <= end:
-                        pieces.append(piece)
-        covered = sorted((p.start, p.end) for p in pieces)
         cursor = start
-        for lo, hi in covered + [(end, end)]:
-            if cursor < lo:                      # bytes nobody touched yet
-                gap = _Range(cursor, lo)
-                kept.append(gap)
+        for r in window:
+            if r.start < start:
+                new.append(_Range(r.start, start, r.write, list(r.readers), r.consumed))
+            if cursor < r.start:                 # bytes nobody touched yet
+                gap = _Range(cursor, r.start)
+                new.append(gap)
                 pieces.append(gap)
-            cursor = max(cursor, hi)
-        self.spaces[space] = kept
+            piece = _Range(max(r.start, start), min(r.end, end), r.write, list(r.readers), r.consumed)
+            new.append(piece)
+            pieces.append(piece)
+            cursor = piece.end
+            if r.end > end:
+                new.append(_Range(end, r.end, r.write, list(r.readers), r.consumed))
+        if cursor < end:
+            gap = _Range(cursor, end)
+            new.append(gap)
+            pieces.append(gap)
+        entries[lo_i:hi_i] = new
+        starts[lo_i:hi_i] = [r.start for r in new]
         return pieces
 
     def hazard(self, kind: HazardKind, first: Event, second: Event, **kw: Any) -> None:
@@ -311,13 +321,21 @@ class CpAsyncAnalysis:
         Barriers are tried last to first; one whose removal adds no hazard is
         redundant and stays removed, so of two duplicates the later is blamed.
         """
-        base = self.simulate(plain=True)
+        roles = self.model.trace.events
+        syncs = [{id(ev.node) for ev in events if ev.kind == K.SYNC} for events in roles]
+        base_by_role = [_Sim(self.model, True, frozenset(), {}).run(events) for events in roles]
+        base = {k: h for found in base_by_role for k, h in found.items()}
         disabled: set[int] = set()
         orders: dict[int, dict[tuple, Hazard]] = {}
         for node in reversed(self.sync_nodes):
+            # Only the roles that execute this barrier can change without it: the others
+            # run as before (barriers already found redundant added nothing to them).
             trial = frozenset(disabled | {id(node)})
-            found = self.simulate(plain=True, disabled=trial)
-            new = {k: h for k, h in found.items() if k not in base}
+            new: dict[tuple, Hazard] = {}
+            for events, mine in zip(roles, syncs):
+                if id(node) in mine:
+                    found = _Sim(self.model, True, trial & mine, {}).run(events)
+                    new.update((k, h) for k, h in found.items() if k not in base)
             if new:
                 orders[id(node)] = new
             else:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import bisect
+from typing import Any
 
 from ..cuda import ast as A
 from .evaluate import mentions
@@ -35,6 +36,10 @@ class KernelIndex:
         self.modular: list[A.Binary] = inside(registry["modular"])
         self._kinds: dict[int, frozenset[str]] = {}
         self._mentions: dict[tuple[int, str], bool] = {}
+        # What the trace builder learns about nodes independently of the trip count
+        # (compiled index expressions, reads and inertness of statements), shared by
+        # every run-time trip-count scenario of the kernel.
+        self.memo: dict[str, Any] = {}
 
     def of(self, node: A.Node) -> frozenset[str]:
         found = self._kinds.get(id(node))

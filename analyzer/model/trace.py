@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -227,6 +228,10 @@ def elect_count(role: Role, extent: int, block: int) -> int:
     return sum(1 for w in warps if w % warp_extent == 0)
 
 
+_INTEGER_TYPE = re.compile(r"(?:const\s+|volatile\s+)*(?:(?:unsigned|signed)\s+)?"
+                           r"(?:int|uint|long|short|char|uchar|ushort|bool|size_t|u?int\d+_t)\b")
+
+
 class TraceBuilder:
     def __init__(self, func: A.FunctionDef, layout: SharedLayout, threads: int, index: KernelIndex,
                  runtime_trip: int | None = None, roles: list[Role] | None = None) -> None:
@@ -237,12 +242,17 @@ class TraceBuilder:
         self.layout = layout
         self.threads = threads
         self.kinds = index
-        self.eval = CompiledEvaluator(self._runtime_starts())
-        self._reads: dict[int, list] = {}
+        memo = index.memo
+        if "eval" not in memo:
+            memo["eval"], memo["reads"], memo["inert"] = CompiledEvaluator(self._runtime_starts()), {}, {}
+        self.eval: CompiledEvaluator = memo["eval"]
+        self._reads: dict[int, list] = memo["reads"]
         # locals whose values the walker tracks: scalars and arrays declared in the body
+        # (integers only: floating-point registers never index memory or count phases)
         self.local_names = frozenset(
             d.name for decl in index.declarations if not decl.has("__shared__") and not decl.has("extern")
-            for d in decl.declarators if not d.pointer and decl.type not in ("auto",))
+            for d in decl.declarators if not d.pointer and _INTEGER_TYPE.match(decl.type))
+        self._inert: dict[int, bool] = memo["inert"]
         self.loops: dict[int, LoopInfo] = {}
         self.truncated = False
         self.unknown: dict[str, A.Call] = {}      # tl:: calls the intrinsics table does not know
@@ -262,6 +272,39 @@ class TraceBuilder:
             if bounds is not None and evaluate(bounds[1], {}) is None:
                 opaque[shape(bounds[1])] = 0
         return opaque
+
+    def inert(self, s: A.Node) -> bool:
+        """Whether walking a statement can change nothing the model records: no shared-memory
+        access, no call, no store to a tracked local (register arithmetic, global stores).
+        Decided once per statement; unrolled compute is then skipped in every simulated
+        iteration instead of being re-walked."""
+        found = self._inert.get(id(s))
+        if found is None:
+            found = self._inert[id(s)] = self._decide_inert(s)
+        return found
+
+    def _decide_inert(self, s: A.Node) -> bool:
+        if isinstance(s, A.Compound):
+            return all(self.inert(c) for c in s.body)
+        if isinstance(s, A.ExprStmt):
+            e = s.expr
+            if isinstance(e, A.Assign):
+                return (self.layout.ref(e.target) is None and not self.reads_of(e.target)
+                        and not self.reads_of(e.value) and not self._stores_local(e.target))
+            if isinstance(e, A.Unary) and e.op in ("++", "--"):
+                return not self._stores_local(e.operand) and not self.reads_of(e.operand)
+            return not isinstance(e, A.Call) and not self.reads_of(e)
+        if isinstance(s, A.Declaration):
+            return not s.has("__shared__") and all(
+                d.init is None or (d.name not in self.local_names and not self.reads_of(d.init))
+                for d in s.declarators)
+        if isinstance(s, A.For):
+            return self.inert(s.body) and not self.kinds.of(s)
+        return False
+
+    def _stores_local(self, target: A.Expr) -> bool:
+        base = target.base if isinstance(target, A.Index) else target
+        return isinstance(base, A.Name) and base.ident in self.local_names
 
     def reads_of(self, e: A.Expr) -> list:
         """Calls and shared-memory reads in an expression, found once per node."""
@@ -337,8 +380,10 @@ class _RoleWalker:
             self.b.truncated = True
             return
         if isinstance(s, A.Compound):
+            inert = self.b.inert
             for child in s.body:
-                self.stmt(child, env, mult, it, guarded)
+                if not inert(child):
+                    self.stmt(child, env, mult, it, guarded)
         elif isinstance(s, A.ExprStmt):
             self.expr_stmt(s.expr, env, mult, it, guarded)
         elif isinstance(s, A.Declaration):

@@ -88,6 +88,8 @@ def render(report: Report, colour: bool = False, statistics: bool = False, quiet
         summary += f", {suppressed} suppressed"
     if getattr(report, "baselined", 0):
         summary += f", {report.baselined} baselined"
+    if getattr(report, "cached", 0):
+        summary += f" ({report.cached} file(s) unchanged, from the cache)"
     if not quiet:
         out.append(summary)
     return "\n".join(out) + "\n" if out else ""
