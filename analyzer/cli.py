@@ -6,6 +6,7 @@ Exit codes: 0 nothing at or above the fail level, 1 findings, 2 usage error,
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -47,6 +48,16 @@ def build_parser(host: PluginHost | None = None) -> argparse.ArgumentParser:
                             "(default 20 s; 0: no limit)")
     check.add_argument("--memory-budget", type=float, default=None, metavar="MB",
                        help="memory one file's analysis may add before it is stopped (default 2048 MB; 0: none)")
+    check.add_argument("--exclude", action="append", default=None, metavar="PATTERNS",
+                       help="gitignore-style patterns of paths a walk skips, replacing the defaults and the "
+                            "configuration's `exclude` (repeatable, comma-separated)")
+    check.add_argument("--extend-exclude", action="append", default=None, metavar="PATTERNS",
+                       help="patterns to skip on top of the defaults (repeatable, comma-separated)")
+    check.add_argument("--force-exclude", action=argparse.BooleanOptionalAction, default=None,
+                       help="apply exclusions and .gitignore to paths named on the command line too "
+                            "(for pre-commit, which names every staged file)")
+    check.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
+                       help="skip files that git ignores (default: yes)")
     check.add_argument("--no-cache", action="store_true",
                        help="analyse every file afresh; neither read nor write the result cache")
     check.add_argument("--cache-dir", default=None, metavar="DIR",
@@ -85,12 +96,19 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--statistics", action="store_true", help="print counts per rule")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     p.add_argument("--disable-plugin", action="append", default=[], metavar="NAME")
-    p.add_argument("--select", default=None, help="comma-separated rule ids to report")
-    p.add_argument("--ignore", default=None, help="comma-separated rule ids to drop")
-    p.add_argument("--extend-select", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--select", action="append", default=None, metavar="RULES",
+                   help="report only these: rule ids, plugin names or ALL (repeatable, comma-separated; "
+                        "replaces the configuration's select)")
+    p.add_argument("--ignore", action="append", default=None, metavar="RULES",
+                   help="drop these rule ids, plugin names or ALL (repeatable; added to the configuration's)")
+    p.add_argument("--extend-select", action="append", default=None, metavar="RULES",
+                   help="report these on top of select (repeatable, comma-separated)")
     p.add_argument("--config", default=None, metavar="FILE", help="pyproject.toml to read [tool.pipelint] from")
     p.add_argument("--baseline", default=None, metavar="FILE", help="report only findings not in FILE")
-    p.add_argument("--write-baseline", default=None, metavar="FILE", help="record current findings")
+    p.add_argument("--write-baseline", default=None, metavar="FILE",
+                   help="record the current findings (pruning entries that match nothing) and exit 0")
+    p.add_argument("--baseline-paths", action="store_true",
+                   help="with --write-baseline: fingerprints include the file's path")
 
 
 def _colour(args, stream) -> bool:
@@ -138,10 +156,11 @@ def write_or_keep(path: str, text: str, option: str) -> None:
 
 def cmd_check(args: argparse.Namespace, host: PluginHost) -> int:
     from .config import apply_config, load_config
-    from .engine import CheckOptions, collect_files, run_check
+    from .discovery import collect_files
+    from .engine import CheckOptions, run_check
 
     config = load_config(args.paths, args.config, host)
-    files, notes = collect_files(args.paths)
+    files, notes = collect_files(args.paths, discovery(args, config))
     for note in notes:
         print(f"pipelint: {note}", file=sys.stderr)
     if not files:
@@ -152,12 +171,46 @@ def cmd_check(args: argparse.Namespace, host: PluginHost) -> int:
     budget = positive(first(args.time_budget, config.time_budget, 20.0), "--time-budget", zero=True)
     jobs = int(positive(first(args.jobs, config.jobs, 0), "--jobs", integer=True, zero=True))
     memory = positive(first(args.memory_budget, config.memory_budget, 2048.0), "--memory-budget", zero=True)
+    tables = tuple(sorted((name, json.dumps(table, sort_keys=True, default=str))
+                          for name, table in config.plugins.items()))
+    host.configure(config.plugins)
     options = CheckOptions(max_bytes=int(size * 1024 * 1024), jobs=jobs, disable=tuple(args.disable_plugin),
-                           time_budget=budget, memory_budget=memory)
-    report = run_check(files, host, options, cache=_cache(args, config, host, options))
+                           time_budget=budget, memory_budget=memory, plugin_config=tables)
+    from .progress import Progress
+
+    with Progress("checking", len(files), quiet=args.quiet) as progress:
+        report = run_check(files, host, options, cache=_cache(args, config, host, options), progress=progress)
     fail_on = apply_config(report, config, args, host)
     emit(args, report, host)
-    return 0 if args.exit_zero else report.exit_code(fail_on)
+    _baseline_notes(args, report)
+    if args.exit_zero or args.write_baseline:
+        return 3 if any(e.internal for e in report.errors) else 0
+    return report.exit_code(fail_on)
+
+
+def _baseline_notes(args: argparse.Namespace, report: Report) -> None:
+    if report.baseline_written is not None:
+        written, pruned = report.baseline_written
+        print(f"pipelint: wrote {written} finding(s) to {args.write_baseline}"
+              + (f", pruned {pruned} entr{'y' if pruned == 1 else 'ies'} that match nothing" if pruned else ""),
+              file=sys.stderr)
+    elif report.baseline_stale and not args.quiet:
+        print(f"pipelint: {report.baseline_stale} entr{'y' if report.baseline_stale == 1 else 'ies'} of "
+              f"{args.baseline} match no finding any more (fixed or changed); "
+              f"`--write-baseline {args.baseline}` prunes them", file=sys.stderr)
+
+
+def discovery(args: argparse.Namespace, config: Any) -> Any:
+    """Which files a walk takes: command line over configuration over defaults."""
+    from .discovery import DEFAULT_EXCLUDES, Discovery
+    from .selection import split_words
+
+    exclude = tuple(split_words(args.exclude)) if args.exclude else (
+        config.exclude if config.exclude is not None else DEFAULT_EXCLUDES)
+    return Discovery(root=config.root, exclude=exclude,
+                     extend_exclude=tuple(config.extend_exclude) + tuple(split_words(args.extend_exclude)),
+                     respect_gitignore=first(args.respect_gitignore, config.respect_gitignore),
+                     force_exclude=first(args.force_exclude, config.force_exclude))
 
 
 def _cache(args: argparse.Namespace, config: Any, host: PluginHost, options: Any) -> Any:
@@ -171,7 +224,8 @@ def _cache(args: argparse.Namespace, config: Any, host: PluginHost, options: Any
 
     modules = [sys.modules[__package__ or "pipelint"], importlib.import_module("pipelint.grammars"),
                *host.pm.get_plugins()]
-    salt = cache.salt_for(modules, host.versions, (options.max_bytes, tuple(sorted(options.disable))))
+    salt = cache.salt_for(modules, host.versions,
+                          (options.max_bytes, tuple(sorted(options.disable)), options.plugin_config))
     return cache.ResultCache(root, salt)
 
 

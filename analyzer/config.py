@@ -11,7 +11,7 @@ import fnmatch
 import json
 import os
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -19,10 +19,12 @@ from typing import Any
 from .errors import UsageError
 from .findings import Finding, Location, Report, Severity
 from .pluginhost import PluginHost
+from .selection import Selection, Universe, split_words
 from .suppress import Suppressions, suppressions_in
 
 KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "per-kernel-ignores", "severity",
-        "fail-on", "max-file-size", "jobs", "time-budget", "memory-budget", "cache-dir", "cache"}
+        "fail-on", "max-file-size", "jobs", "time-budget", "memory-budget", "cache-dir", "cache",
+        "exclude", "extend-exclude", "respect-gitignore", "force-exclude", "plugins"}
 
 
 @dataclass
@@ -41,6 +43,16 @@ class Config:
     memory_budget: float | None = None      # MB per file
     cache_dir: str | None = None            # relative to the config file
     cache: bool | None = None               # false: never read or write the result cache
+    exclude: tuple[str, ...] | None = None  # replaces the default excludes
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    force_exclude: bool = False
+    plugins: dict[str, dict] = field(default_factory=dict)   # [tool.pipelint.plugins.NAME] tables
+
+    @property
+    def root(self) -> Path:
+        """Where relative patterns and paths of the configuration start: its folder."""
+        return Path(self.path).resolve().parent if self.path else Path.cwd()
 
 
 def find_pyproject(paths: Sequence[str]) -> Path | None:
@@ -63,12 +75,21 @@ def find_pyproject(paths: Sequence[str]) -> Path | None:
 
 
 def _ids(value, where: str, host: PluginHost) -> set[str]:
-    items = value.split(",") if isinstance(value, str) else list(value)
-    ids = {str(i).strip() for i in items if str(i).strip()}
-    unknown = sorted(i for i in ids if i not in host.rules)
-    if unknown:
-        raise UsageError(f"unknown rule id(s) in {where}: {', '.join(unknown)}")
-    return ids
+    """Rule ids, plugin names or ALL (see selection.py), each known."""
+    return set(Universe(host.rule_plugin).validate(split_words(value), where))
+
+
+def _patterns(table: dict, key: str, where: str) -> tuple[str, ...]:
+    value = table[key]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"{where} {key}: expected a list of path patterns, got {value!r}")
+    return tuple(value)
+
+
+def _flag(table: dict, key: str, where: str) -> bool:
+    if not isinstance(table[key], bool):
+        raise UsageError(f"{where} {key}: expected true or false, got {table[key]!r}")
+    return table[key]
 
 
 def load_config(paths: Sequence[str], explicit: str | None, host: PluginHost) -> Config:
@@ -129,9 +150,23 @@ def load_config(paths: Sequence[str], explicit: str | None, host: PluginHost) ->
             raise UsageError(f"{where} cache-dir: expected a folder path, got {table['cache-dir']!r}")
         cfg.cache_dir = str(p.parent / table["cache-dir"])
     if "cache" in table:
-        if not isinstance(table["cache"], bool):
-            raise UsageError(f"{where} cache: expected true or false, got {table['cache']!r}")
-        cfg.cache = table["cache"]
+        cfg.cache = _flag(table, "cache", where)
+    if "exclude" in table:
+        cfg.exclude = _patterns(table, "exclude", where)
+    if "extend-exclude" in table:
+        cfg.extend_exclude = _patterns(table, "extend-exclude", where)
+    for key in ("respect-gitignore", "force-exclude"):
+        if key in table:
+            setattr(cfg, key.replace("-", "_"), _flag(table, key, where))
+    plugins = table.get("plugins", {})
+    if not isinstance(plugins, dict) or not all(isinstance(v, dict) for v in plugins.values()):
+        raise UsageError(f"{where} plugins: expected tables [tool.pipelint.plugins.NAME]")
+    known = set(host.plugin_names())
+    unknown = sorted(set(plugins) - known)
+    if unknown:
+        raise UsageError(f"{where} plugins: no plugin named {', '.join(unknown)} is loaded "
+                         f"(see `pipelint plugins`)")
+    cfg.plugins = plugins
     return cfg
 
 
@@ -146,27 +181,31 @@ def positive(value: Any, where: str, integer: bool = False, zero: bool = False) 
     return value
 
 
-def _enabled(rule: str, cfg: Config, args) -> bool:
-    select = cfg.select
-    if getattr(args, "select", None):
-        select = set(args.select.split(","))
-    ignore = set(cfg.ignore)
-    if getattr(args, "ignore", None):
-        ignore |= set(args.ignore.split(","))
-    extend = set(cfg.extend_select)
-    if getattr(args, "extend_select", None):
-        extend |= set(args.extend_select.split(","))
-    if rule in ignore:
-        return False
-    return select is None or rule in select or rule in extend
+def selection(cfg: Config, args: argparse.Namespace, host: PluginHost) -> Selection:
+    """The rules this run reports: the command line's `--select` replaces the configuration's;
+    `--ignore` and `--extend-select` add to it (flags repeat and take comma lists)."""
+    u = Universe(host.rule_plugin)
+    cli = {name: split_words(getattr(args, name, None)) for name in ("select", "ignore", "extend_select")}
+    for name, words in cli.items():
+        u.validate(words, f"--{name.replace('_', '-')}")
+    select = frozenset(cli["select"]) if cli["select"] else (
+        frozenset(cfg.select) if cfg.select is not None else None)
+    return Selection(u, select, frozenset(cfg.extend_select) | frozenset(cli["extend_select"]),
+                     frozenset(cfg.ignore) | frozenset(cli["ignore"]))
 
 
-def _file_ignored(f: Finding, cfg: Config) -> bool:
-    path = f.location.path
-    for glob, rules in cfg.per_file_ignores.items():
-        if (fnmatch.fnmatch(path, glob) or fnmatch.fnmatch(Path(path).name, glob)) and f.rule in rules:
+def _file_ignored(rule: str, path: str, kernel: str | None, cfg: Config, u: Universe) -> bool:
+    """per-file-ignores (globs relative to the configuration file's folder, or a bare name) and
+    per-kernel-ignores."""
+    try:
+        rel = Path(path).resolve().relative_to(cfg.root).as_posix()
+    except ValueError:
+        rel = path
+    for glob, words in cfg.per_file_ignores.items():
+        if any(fnmatch.fnmatch(candidate, glob) for candidate in (rel, path, Path(path).name)) \
+                and u.matches(rule, frozenset(words)):
             return True
-    return bool(f.kernel and f.rule in cfg.per_kernel_ignores.get(f.kernel, set()))
+    return bool(kernel and u.matches(rule, frozenset(cfg.per_kernel_ignores.get(kernel, set()))))
 
 
 def inline_suppressions(path: str) -> dict[int, tuple[set[str], int]]:
@@ -185,27 +224,34 @@ def _by_line(found: Suppressions) -> dict[int, tuple[set[str], int]]:
 
 
 def apply_config(report: Report, cfg: Config, args: argparse.Namespace, host: PluginHost) -> Severity:
-    """Filter and adjust findings in place; return the fail-on level."""
-    for name in ("select", "ignore", "extend_select"):
-        value = getattr(args, name, None)
-        if value:
-            _ids(value, f"--{name.replace('_', '-')}", host)
+    """Suppress, select and adjust findings in place, then apply the baseline; return the
+    fail-on level.  Suppressions come first so that the `unused-suppression` findings they
+    produce obey `select`/`ignore` like any other rule."""
+    chosen = selection(cfg, args, host)
+    u = chosen.universe
+
+    def on(rule: str, path: str, kernel: str | None = None) -> bool:
+        return chosen.enabled(rule) and not _file_ignored(rule, path, kernel, cfg, u)
+
+    _apply_suppressions(report, on)
     kept: list[Finding] = []
     for f in report.findings:
-        if not _enabled(f.rule, cfg, args) or _file_ignored(f, cfg):
+        if not on(f.rule, f.location.path, f.kernel):
             continue
         if f.rule in cfg.severity:
             f = replace(f, severity=cfg.severity[f.rule])
         kept.append(f)
     report.findings = kept
-    _apply_suppressions(report, host)
     _apply_baseline(report, args)
     if getattr(args, "fail_on", None):
         return Severity.parse(args.fail_on)
     return cfg.fail_on or Severity.WARNING
 
 
-def _apply_suppressions(report: Report, host: PluginHost) -> None:
+def _apply_suppressions(report: Report, on: Callable[..., bool]) -> None:
+    """Drop findings a `pipelint: ignore[RULE]` comment names; report comments that suppress
+    nothing.  A comment naming a rule that is not enabled for the file is not "unused": it is
+    waiting for the rule to be turned on."""
     from .core_rules import UNUSED_SUPPRESSION
 
     by_file: dict[str, dict[int, tuple[set[str], int]]] = {}
@@ -232,42 +278,61 @@ def _apply_suppressions(report: Report, host: PluginHost) -> None:
         found = by_file.get(r.path)
         if found is None:
             found = _by_line(r.suppressions) if r.suppressions is not None else inline_suppressions(r.path)
-        sup = found
-        for line, (rules, col) in sup.items():
+        for line, (rules, col) in found.items():
             if not rules:
                 kept.append(Finding(UNUSED_SUPPRESSION.id, UNUSED_SUPPRESSION.severity,
                                     "suppression comment names no rule: write `pipelint: ignore[RULE]`",
                                     Location(r.path, line, col), plugin="pipelint"))
             for rule in sorted(rules):
-                if (r.path, line, rule) not in used:
+                if (r.path, line, rule) not in used and on(rule, r.path):
                     kept.append(Finding(UNUSED_SUPPRESSION.id, UNUSED_SUPPRESSION.severity,
                                         f"suppression of {rule} matches no finding",
                                         Location(r.path, line, col), plugin="pipelint"))
     report.findings = kept
 
 
+def _read_baseline(path: str) -> tuple[set[str], bool]:
+    """(fingerprints, whether they include the path) of a baseline file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read baseline {path}: {exc}") from None
+    listed = data.get("fingerprints") if isinstance(data, dict) else None
+    if not isinstance(listed, list) or not all(isinstance(p, str) for p in listed):
+        raise UsageError(f"baseline {path} is not a pipelint baseline (expected "
+                         f'{{"fingerprints": [...strings]}}; write one with --write-baseline)')
+    return set(listed), bool(data.get("paths", False))
+
+
 def _apply_baseline(report: Report, args) -> None:
+    """`--baseline`: drop findings recorded in it and count its entries that match nothing any
+    more (fixed or changed: `--write-baseline` prunes them).  `--write-baseline`: record the
+    current findings (with `--baseline-paths`, fingerprints include the file's path, so the
+    same defect in two copies of a kernel is two entries)."""
     from .fingerprint import fingerprint
 
+    if getattr(args, "baseline", None):
+        known, with_paths = _read_baseline(args.baseline)
+        prints = [fingerprint(f, with_paths) for f in report.findings]
+        kept = [f for f, p in zip(report.findings, prints) if p not in known]
+        report.baselined = len(report.findings) - len(kept)
+        report.baseline_stale = len(known - set(prints))
+        if not getattr(args, "write_baseline", None):
+            report.findings = kept
     if getattr(args, "write_baseline", None):
-        prints = sorted({fingerprint(f) for f in report.findings})
+        with_paths = bool(getattr(args, "baseline_paths", False))
+        prints = sorted({fingerprint(f, with_paths) for f in report.findings})
+        previous: set[str] = set()
+        if os.path.isfile(args.write_baseline):
+            try:
+                previous = _read_baseline(args.write_baseline)[0]
+            except UsageError:
+                previous = set()
         try:
             with open(args.write_baseline, "w", encoding="utf-8") as fh:
-                json.dump({"tool": "pipelint", "fingerprints": prints}, fh, indent=2)
+                json.dump({"tool": "pipelint", "paths": with_paths, "fingerprints": prints}, fh, indent=2)
                 fh.write("\n")
         except OSError as exc:
             raise UsageError(f"cannot write baseline {args.write_baseline}: {exc.strerror or exc}") from None
-    if getattr(args, "baseline", None):
-        try:
-            with open(args.baseline, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"cannot read baseline {args.baseline}: {exc}") from None
-        listed = data.get("fingerprints") if isinstance(data, dict) else None
-        if not isinstance(listed, list) or not all(isinstance(p, str) for p in listed):
-            raise UsageError(f"baseline {args.baseline} is not a pipelint baseline (expected "
-                             f'{{"fingerprints": [...strings]}}; write one with --write-baseline)')
-        known = set(listed)
-        kept = [f for f in report.findings if fingerprint(f) not in known]
-        report.baselined = len(report.findings) - len(kept)
-        report.findings = kept
+        report.baseline_written = (len(prints), len(previous - set(prints)))

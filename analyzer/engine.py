@@ -7,21 +7,20 @@ processes when there are enough of them to pay for the start-up.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import stat
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .core_rules import ANALYSIS_LIMIT, NO_KERNEL, PARSE_ERROR, UNREADABLE
 from .cuda import CudaSyntaxError, parse
-from .errors import UsageError
 from .findings import FileResult, Finding, Location, Report, ToolError
 from .pluginhost import PluginHost, load_plugins
 from .suppress import suppressions_in
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
     from .cuda.parser import ParsedFile
     from .model import KernelModel
 
-SUFFIXES = (".cu", ".cuh")
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 
 
@@ -46,6 +44,7 @@ class CheckOptions:
     disable: tuple[str, ...] = ()
     time_budget: float = DEFAULT_TIME_BUDGET      # seconds per file (0: none)
     memory_budget: float = DEFAULT_MEMORY_BUDGET  # MB per file on top of what the process holds (0: none)
+    plugin_config: tuple[tuple[str, str], ...] = ()   # (plugin, its table as JSON), for worker processes
 
 
 class _OverBudget(BaseException):
@@ -71,41 +70,6 @@ def time_budget(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-
-
-# Folders a walk never enters (ruff's defaults, plus where TileLang's own headers live).
-DEFAULT_EXCLUDES = frozenset({".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
-                              ".ruff_cache", ".pytest_cache", "__pycache__", "build", "dist", "node_modules",
-                              "site-packages", ".eggs", ".pipelint-cache"})
-
-
-def _walk(root: Path) -> list[str]:
-    """.cu/.cuh files under a folder, skipping the default-excluded folders (virtualenvs, VCS, builds)."""
-    found = []
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDES and not d.endswith(".egg-info"))
-        found += [os.path.join(folder, n) for n in names if Path(n).suffix in SUFFIXES
-                  and os.path.isfile(os.path.join(folder, n))]
-    return sorted(found)
-
-
-def collect_files(paths: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Files to check and messages about paths that hold none. A path given explicitly is always
-    checked; folders are walked without entering the default-excluded ones."""
-    files: list[str] = []
-    notes: list[str] = []
-    for raw in paths:
-        p = Path(raw)
-        if not p.exists():
-            raise UsageError(f"path not found: {raw}")
-        if p.is_dir():
-            found = _walk(p)
-            if not found:
-                notes.append(f"no .cu or .cuh files under {raw}")
-            files.extend(found)
-        else:
-            files.append(str(p))
-    return files, notes
 
 
 def _file_finding(rule, path: str, message: str, line: int = 1, column: int = 1) -> Finding:
@@ -260,9 +224,10 @@ def check_file(path: str, host: PluginHost, max_bytes: int, budget: float = DEFA
 _WORKER_HOST: PluginHost | None = None
 
 
-def _worker_init(disable: tuple[str, ...]) -> None:
+def _worker_init(disable: tuple[str, ...], plugin_config: tuple[tuple[str, str], ...] = ()) -> None:
     global _WORKER_HOST
     _WORKER_HOST = load_plugins(disable)
+    _WORKER_HOST.configure({name: json.loads(table) for name, table in plugin_config})
 
 
 def _worker(args: tuple[str, int, float, float]):
@@ -274,7 +239,8 @@ def _isolated(path: str, options: CheckOptions):
     """Check one file in a worker of its own: if that worker dies (a plugin calling
     `os._exit`, a crash in a C extension), only this file's result is lost."""
     try:
-        with ProcessPoolExecutor(1, initializer=_worker_init, initargs=(options.disable,)) as pool:
+        with ProcessPoolExecutor(1, initializer=_worker_init,
+                                 initargs=(options.disable, options.plugin_config)) as pool:
             return pool.submit(_worker, (path, options.max_bytes, options.time_budget, options.memory_budget)).result()
     except BrokenProcessPool:
         finding = _file_finding(ANALYSIS_LIMIT, path, "the worker analysing this file died (a plugin or "
@@ -283,7 +249,9 @@ def _isolated(path: str, options: CheckOptions):
 
 
 def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions,
-              cache: ResultCache | None = None) -> Report:
+              cache: ResultCache | None = None, progress: Any = None) -> Report:
+    """Check files (each once, in path order), from the cache where unchanged; `progress`
+    (a `progress.Progress`) is advanced once per file."""
     # One report whatever order the paths came in (and each file once): byte-identical output.
     files = sorted(dict.fromkeys(files))
     report = Report(rules=dict(host.rules), errors=list(host.errors))
@@ -294,8 +262,14 @@ def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions,
             if hit is not None:
                 cached[f] = hit
         report.cached = len(cached)
+        if progress is not None and cached:
+            progress.advance(len(cached), "from the cache")
     todo = [f for f in files if f not in cached]
-    fresh = dict(zip(todo, _analyse(todo, host, options)))
+    fresh: dict[str, tuple] = {}
+    for f, result in zip(todo, _analyse(todo, host, options)):
+        fresh[f] = result
+        if progress is not None:
+            progress.advance(1, f)
     if cache is not None:
         for f, result in fresh.items():
             if not os.path.isfile(f):      # never open a FIFO or device (it would block)
@@ -314,22 +288,27 @@ def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions,
     return report
 
 
-def _analyse(files: list[str], host: PluginHost, options: CheckOptions) -> list:
+def _analyse(files: list[str], host: PluginHost, options: CheckOptions) -> Iterator[tuple]:
     """Results of `check_file` for each file, in order: in this process or spread over workers."""
     cores = os.cpu_count() or 1
     jobs = min(options.jobs, cores) if options.jobs else (min(cores, 8) if len(files) >= 8 else 1)
     if jobs > 1 and len(files) > 1:
+        done = 0
         try:
-            with ProcessPoolExecutor(jobs, initializer=_worker_init, initargs=(options.disable,)) as pool:
-                results = list(pool.map(_worker, [(f, options.max_bytes, options.time_budget, options.memory_budget)
-                                                  for f in files],
-                                        chunksize=4))
+            with ProcessPoolExecutor(jobs, initializer=_worker_init,
+                                     initargs=(options.disable, options.plugin_config)) as pool:
+                args = [(f, options.max_bytes, options.time_budget, options.memory_budget) for f in files]
+                for result in pool.map(_worker, args, chunksize=4):
+                    done += 1
+                    yield result
         except BrokenProcessPool:
-            results = [_isolated(f, options) for f in files]
+            # a worker died: the files not yet reported run one per fresh worker, so only the
+            # one that kills its worker is lost
+            for f in files[done:]:
+                yield _isolated(f, options)
     else:
-        results = [check_file(f, host, options.max_bytes, options.time_budget, options.memory_budget)
-                   for f in files]
-    return results
+        for f in files:
+            yield check_file(f, host, options.max_bytes, options.time_budget, options.memory_budget)
 
 
 def dedupe(findings: Iterable[Finding]) -> list[Finding]:

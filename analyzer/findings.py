@@ -102,6 +102,8 @@ class Report:
     suppressed: list[Finding] = field(default_factory=list)
     baselined: int = 0
     cached: int = 0              # files whose results came from the result cache
+    baseline_stale: int = 0      # baseline entries no current finding matches
+    baseline_written: tuple[int, int] | None = None   # (entries written, stale entries pruned)
 
     def sorted_findings(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: f.sort_key)

@@ -98,8 +98,11 @@ def line_hash(path: str, line: int) -> str | None:
     return file_line_hashes(path).get(line)
 
 
-def fingerprint(f: Finding) -> str:
-    """Baseline identity: rule, kernel and the line hash (not the line number)."""
+def fingerprint(f: Finding, with_path: bool = False) -> str:
+    """Baseline identity: rule, kernel and the line hash (not the line number), and with
+    `with_path` the file's path as well."""
     anchor = line_hash(f.location.path, f.location.line) or f"line{f.location.line}"
     raw = f"{f.rule}\0{f.kernel or ''}\0{anchor}\0{f.message}"
+    if with_path:
+        raw += f"\0{f.location.path}"
     return hashlib.sha256(raw.encode()).hexdigest()[:32]

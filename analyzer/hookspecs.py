@@ -6,7 +6,7 @@ Built-in checks in `plugins/` and third-party packages implement these with
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -27,6 +27,18 @@ def pipelint_rules() -> Iterable[Rule]:  # type: ignore[empty-body]
 
     Called once when plugins are loaded.  Rule ids must be unique across all
     plugins; a clash is a usage error naming both plugins.
+    """
+
+
+@hookspec
+def pipelint_configure(config: dict[str, Any]) -> None:
+    """Receive this plugin's own configuration table, `[tool.pipelint.plugins.NAME]`.
+
+    Called once per process before any check runs (in every worker process
+    too), with the table of the plugin's registered name, or `{}` when the
+    project has none.  Validate it here: raise `ValueError` (or `TypeError`)
+    with a message and pipelint stops with exit code 2, naming the plugin and
+    the table.  Keep what you need on the module; values are plain TOML data.
     """
 
 

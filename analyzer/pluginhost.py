@@ -60,6 +60,16 @@ class PluginHost:
     def plugin_names(self) -> list[str]:
         return sorted(name for name, _ in self.pm.list_name_plugin())
 
+    def configure(self, tables: dict[str, dict]) -> None:
+        """Hand each plugin its `[tool.pipelint.plugins.NAME]` table (`{}` when absent); a plugin
+        that rejects its table is a usage error naming it."""
+        for impl in self.pm.hook.pipelint_configure.get_hookimpls():
+            table = tables.get(impl.plugin_name, {})
+            try:
+                impl.function(config=dict(table))
+            except (ValueError, TypeError, KeyError) as exc:
+                raise UsageError(f"[tool.pipelint.plugins.{impl.plugin_name}]: {exc}") from None
+
     def check_kernel(self, kernel: KernelModel, parsed: ParsedFile, path: str) -> tuple[list[Finding], list[ToolError]]:
         return self._call("pipelint_check_kernel", dict(kernel=kernel, parsed=parsed, path=path))
 

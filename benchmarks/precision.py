@@ -15,7 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from pipelint.engine import CheckOptions, collect_files, run_check
+from pipelint.discovery import collect_files
+from pipelint.engine import CheckOptions, run_check
 from pipelint.pluginhost import load_plugins
 
 

@@ -223,7 +223,8 @@ def test_unused_or_ruleless_suppression_is_reported(run_cli, workdir):
 
 
 def test_baseline_write_then_report_only_new(run_cli, workdir):
-    assert run_cli("check", "kernels/race.cu", "--write-baseline", "base.json").code == 1
+    written = run_cli("check", "kernels/race.cu", "--write-baseline", "base.json")
+    assert written.code == 0 and "wrote" in written.err          # recording findings is a success
     res = run_cli("check", "kernels/race.cu", "--baseline", "base.json")
     assert res.code == 0 and "baselined" in res.out
     race = workdir / "kernels" / "race.cu"
@@ -234,6 +235,32 @@ def test_baseline_write_then_report_only_new(run_cli, workdir):
     res = run_cli("check", "kernels/race.cu", "kernels/dup.cu", "--baseline", "base.json", "--format", "json")
     assert _rules(res) == {"redundant-barrier"}
     assert run_cli("check", "kernels/race.cu", "--baseline", "missing.json").code == 2
+
+
+def test_stale_baseline_entries_are_reported_and_pruned(run_cli, workdir):
+    dup = workdir / "kernels" / "dup.cu"
+    dup.write_text(duplicate_barrier().text)
+    assert run_cli("check", "kernels/race.cu", "kernels/dup.cu", "--write-baseline", "base.json").code == 0
+    entries = len(json.loads((workdir / "base.json").read_text())["fingerprints"])
+    dup.unlink()                                     # its findings are gone: their entries are stale
+    res = run_cli("check", "kernels/race.cu", "--baseline", "base.json")
+    assert res.code == 0 and "match no finding any more" in res.err
+    pruned = run_cli("check", "kernels/race.cu", "--write-baseline", "base.json")
+    assert pruned.code == 0 and "pruned" in pruned.err
+    assert len(json.loads((workdir / "base.json").read_text())["fingerprints"]) < entries
+    assert "match no finding" not in run_cli("check", "kernels/race.cu", "--baseline", "base.json").err
+
+
+def test_baseline_with_paths_tells_copies_apart(run_cli, workdir):
+    race = workdir / "kernels" / "race.cu"
+    (workdir / "kernels" / "copy.cu").write_text(race.read_text())
+    run_cli("check", "kernels/race.cu", "--write-baseline", "plain.json")
+    run_cli("check", "kernels/race.cu", "--write-baseline", "paths.json", "--baseline-paths")
+    assert json.loads((workdir / "paths.json").read_text())["paths"] is True
+    both = ["check", "kernels/race.cu", "kernels/copy.cu", "--format", "json"]
+    assert run_cli(*both, "--baseline", "plain.json").json["findings"] == []       # same text: same print
+    left = run_cli(*both, "--baseline", "paths.json").json["findings"]
+    assert left and {f["path"] for f in left} == {"kernels/copy.cu"}
 
 
 def test_every_builtin_rule_has_a_documentation_page_and_rule_prints_it(run_cli):

@@ -1,0 +1,131 @@
+"""Which files a run checks: walks, exclusions and `.gitignore`, as ruff and flake8 users expect.
+
+* Folders are walked for `.cu`/`.cuh` files without entering the default-excluded
+  folders (virtualenvs, VCS, builds, caches, `site-packages`, where TileLang's own
+  headers live) or anything matched by `exclude`/`extend-exclude`.
+* `.gitignore` files (the walked folders' and their ancestors' up to the
+  repository root, and `.git/info/exclude`) are respected unless
+  `respect-gitignore = false`.
+* A path named on the command line is always checked, unless `--force-exclude`
+  (what pre-commit hooks want: it passes every staged file explicitly).
+
+Patterns are gitignore-style (pathspec), matched against the path relative to the
+project root (the folder of the configuration file, else the current folder) and
+against the bare name, so `exclude = ["generated"]` drops every folder so named.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from .errors import UsageError
+
+SUFFIXES = (".cu", ".cuh")
+
+# Folders a walk never enters (ruff's defaults, plus where TileLang's own headers live).
+DEFAULT_EXCLUDES = (".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".ruff_cache",
+                    ".pytest_cache", "__pycache__", "build", "dist", "node_modules", "site-packages",
+                    ".eggs", "*.egg-info", ".pipelint-cache")
+
+
+@dataclass(frozen=True)
+class Discovery:
+    root: Path = field(default_factory=Path.cwd)        # patterns are relative to it
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDES
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    force_exclude: bool = False
+
+    def spec(self) -> pathspec.PathSpec:
+        return pathspec.GitIgnoreSpec.from_lines([*self.exclude, *self.extend_exclude])
+
+
+class _GitIgnores:
+    """`.gitignore` rules by folder, read once each."""
+
+    def __init__(self) -> None:
+        self._by_dir: dict[Path, pathspec.PathSpec | None] = {}
+
+    def _spec(self, folder: Path) -> pathspec.PathSpec | None:
+        if folder not in self._by_dir:
+            lines: list[str] = []
+            for name in (".gitignore", os.path.join(".git", "info", "exclude")):
+                try:
+                    with open(folder / name, encoding="utf-8", errors="replace") as fh:
+                        lines += fh.read().splitlines()
+                except OSError:
+                    pass
+            self._by_dir[folder] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+        return self._by_dir[folder]
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        """Whether git would ignore `path` (absolute), by the .gitignore files of its ancestors
+        up to the repository root (the folder holding `.git`)."""
+        folder = path.parent
+        while True:
+            spec = self._spec(folder)
+            if spec is not None:
+                rel = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
+                if spec.match_file(rel):
+                    return True
+            if (folder / ".git").exists() or folder.parent == folder:
+                return False
+            folder = folder.parent
+
+
+def _excluded(spec: pathspec.PathSpec, path: Path, root: Path, is_dir: bool) -> bool:
+    suffix = "/" if is_dir else ""
+    if spec.match_file(path.name + suffix):
+        return True
+    try:
+        rel = path.relative_to(root).as_posix()
+    except ValueError:
+        return False
+    return spec.match_file(rel + suffix)
+
+
+def collect_files(paths: Sequence[str], discovery: Discovery | None = None) -> tuple[list[str], list[str]]:
+    """Files to check and messages about paths that hold none."""
+    d = discovery or Discovery()
+    spec = d.spec()
+    root = d.root.resolve()
+    git = _GitIgnores() if d.respect_gitignore else None
+    files: list[str] = []
+    notes: list[str] = []
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists():
+            raise UsageError(f"path not found: {raw}")
+        absolute = p.resolve()
+        if p.is_dir():
+            if d.force_exclude and _skipped(absolute, True, spec, root, git):
+                continue
+            found = _walk(p, spec, root, git)
+            if not found:
+                notes.append(f"no .cu or .cuh files under {raw}")
+            files.extend(found)
+        elif not (d.force_exclude and (_skipped(absolute, False, spec, root, git)
+                                       or any(_skipped(a, True, spec, root, git) for a in absolute.parents
+                                              if a != root and root in a.parents))):
+            files.append(str(p))
+    return files, notes
+
+
+def _skipped(path: Path, is_dir: bool, spec: pathspec.PathSpec, root: Path, git: _GitIgnores | None) -> bool:
+    return _excluded(spec, path, root, is_dir) or (git is not None and git.ignored(path, is_dir))
+
+
+def _walk(top: Path, spec: pathspec.PathSpec, root: Path, git: _GitIgnores | None) -> list[str]:
+    found = []
+    for folder, dirs, names in os.walk(top):
+        base = Path(folder).resolve()
+        dirs[:] = sorted(n for n in dirs if not _skipped(base / n, True, spec, root, git))
+        for n in names:
+            full = os.path.join(folder, n)
+            if Path(n).suffix in SUFFIXES and os.path.isfile(full) and not _skipped(base / n, False, spec, root, git):
+                found.append(full)
+    return sorted(found)

@@ -1,0 +1,76 @@
+"""Progress of long work on a terminal, on stderr, so reports on stdout stay clean.
+
+Shown only when stderr is a terminal and `--quiet` is not given (never in CI logs
+or pipes).  Uses rich's transient progress bar when rich is installed, else one
+line rewritten in place.  `lower` and `bench` report each variant's outcome
+(lowered / cached / failed, and its time) as a line of its own.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from types import TracebackType
+from typing import Any, TextIO
+
+
+def wanted(quiet: bool = False, stream: TextIO | None = None) -> bool:
+    stream = stream or sys.stderr
+    return not quiet and hasattr(stream, "isatty") and stream.isatty()
+
+
+class Progress:
+    """`with Progress("checking", n) as p: ... p.advance(1, "file.cu")`."""
+
+    def __init__(self, what: str, total: int, quiet: bool = False, stream: TextIO | None = None) -> None:
+        self.what = what
+        self.total = total
+        self.done = 0
+        self.stream = stream or sys.stderr
+        self.enabled = wanted(quiet, self.stream) and total > 1
+        self._rich: Any = None
+        self._task: Any = None
+        self._started = time.monotonic()
+
+    def __enter__(self) -> Progress:
+        if not self.enabled:
+            return self
+        try:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as RichProgress
+        except ImportError:
+            return self
+        self._rich = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                  TimeElapsedColumn(), TextColumn("{task.fields[item]}"),
+                                  console=Console(file=self.stream), transient=True)
+        self._rich.__enter__()
+        self._task = self._rich.add_task(self.what, total=self.total, item="")
+        return self
+
+    def advance(self, n: int = 1, item: str = "") -> None:
+        self.done += n
+        if not self.enabled:
+            return
+        if self._rich is not None:
+            self._rich.update(self._task, advance=n, item=item[-60:])
+        else:
+            self.stream.write(f"\r{self.what} {self.done}/{self.total} {item[-60:]:<60}")
+            self.stream.flush()
+
+    def note(self, line: str) -> None:
+        """A line that stays (a variant's outcome)."""
+        if not self.enabled:
+            return
+        if self._rich is not None:
+            self._rich.console.print(line, highlight=False, markup=False)
+        else:
+            self.stream.write(f"\r{line:<80}\n")
+            self.stream.flush()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._rich is not None:
+            self._rich.__exit__(exc_type, exc, tb)
+        elif self.enabled:
+            self.stream.write("\r" + " " * 80 + "\r")
+            self.stream.flush()
