@@ -28,6 +28,15 @@ class _Parser(argparse.ArgumentParser):
 FORMATS: tuple[str, ...] = ("text", "json", "sarif", "github")   # replaced by the host's registry
 
 
+def add_command(sub: argparse._SubParsersAction, name: str, summary: str, description: str,
+                examples: Sequence[str]) -> argparse.ArgumentParser:
+    """A subcommand with a one-line summary (in `pipelint --help`), a description and examples
+    (in `pipelint NAME --help`).  Plugins adding commands use it too."""
+    epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
+    return sub.add_parser(name, help=summary, description=description, epilog=epilog,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def build_parser(host: PluginHost | None = None) -> argparse.ArgumentParser:
     global FORMATS
     if host is not None and host.formats:
@@ -37,8 +46,15 @@ def build_parser(host: PluginHost | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=version_text(),
                         help="print pipelint's version and the installed plugins, then exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    check = sub.add_parser("check", help="lint .cu/.cuh files and folders")
-    check.add_argument("paths", nargs="+", metavar="PATH")
+    check = add_command(sub, "check", "lint .cu/.cuh files and folders",
+                        "Parse each kernel, model its software pipeline (shared-memory versions, cp.async groups, "
+                        "barriers, mbarriers) and report hazards and lost overlap. Settings come from "
+                        "[tool.pipelint] in the nearest pyproject.toml; flags override them.",
+                        ["pipelint check lowered/",
+                         "pipelint check k.cu --format sarif -o pipelint.sarif",
+                         "pipelint check . --select barriers,wait-group --ignore redundant-barrier",
+                         "pipelint check . --baseline .pipelint-baseline.json"])
+    check.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (folders are walked for .cu/.cuh)")
     add_output_options(check)
     check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (0: auto; capped at the cores)")
     check.add_argument("--max-file-size", type=float, default=None, metavar="MB",
@@ -64,16 +80,27 @@ def build_parser(host: PluginHost | None = None) -> argparse.ArgumentParser:
                        help="where results of unchanged files are kept (default: $PIPELINT_CACHE_DIR, "
                             "else the platform's user cache folder)")
     check.set_defaults(func=cmd_check)
-    rules = sub.add_parser("rules", help="list every rule with its plugin and default severity")
-    rules.add_argument("--format", choices=("text", "json"), default="text")
+    rules = add_command(sub, "rules", "list every rule with its plugin and default severity",
+                        "Every rule of every loaded plugin: the ids select, ignore and suppressions use.",
+                        ["pipelint rules", "pipelint rules --format json"])
+    rules.add_argument("--format", choices=("text", "json"), default="text", help="text table or JSON list")
     rules.set_defaults(func=cmd_rules)
-    rule = sub.add_parser("rule", help="print the documentation of one rule")
-    rule.add_argument("rule_id")
+    rule = add_command(sub, "rule", "print the documentation of one rule",
+                       "A rule's page: what it finds, why it matters for the pipeline, an example and the fix.",
+                       ["pipelint rule wait-too-shallow"])
+    rule.add_argument("rule_id", help="a rule id (see `pipelint rules`)")
     rule.set_defaults(func=cmd_rule)
-    explain = sub.add_parser("explain", help="print what the pipeline in each kernel became")
-    explain.add_argument("paths", nargs="+", metavar="FILE.cu")
+    explain = add_command(sub, "explain", "print what the pipeline in each kernel became",
+                          "The facts the checks reason with: buffers and their versions, pipelined loops, "
+                          "what each __syncthreads orders, how deep each wait may be, the mbarriers.",
+                          ["pipelint explain lowered/gemm_sm_80_s3.cu",
+                           "pipelint explain k.cu --format json"])
+    explain.add_argument("paths", nargs="+", metavar="FILE.cu", help="generated CUDA files")
+    explain.add_argument("--format", choices=("text", "json"), default="text", help="text or JSON")
     explain.set_defaults(func=lambda args, host: __import__("pipelint.explain", fromlist=["x"]).cmd_explain(args, host))
-    plugins = sub.add_parser("plugins", help="list loaded plugins with versions")
+    plugins = add_command(sub, "plugins", "list loaded plugins with versions",
+                          "Each loaded plugin, its version and the rules it declares; load failures are "
+                          "printed and make the exit code 3.", ["pipelint plugins"])
     plugins.set_defaults(func=cmd_plugins)
     from .commands.lower import add_parsers
 
@@ -94,8 +121,10 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fail-on", choices=("error", "warning", "note"), default=None,
                    help="lowest severity that makes the exit code 1 (default warning)")
     p.add_argument("--statistics", action="store_true", help="print counts per rule")
-    p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
-    p.add_argument("--disable-plugin", action="append", default=[], metavar="NAME")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour the text output (auto: on terminals and with FORCE_COLOR; NO_COLOR turns it off)")
+    p.add_argument("--disable-plugin", action="append", default=[], metavar="NAME",
+                   help="do not load this plugin (repeatable; also PIPELINT_DISABLE_PLUGINS=a,b)")
     p.add_argument("--select", action="append", default=None, metavar="RULES",
                    help="report only these: rule ids, plugin names or ALL (repeatable, comma-separated; "
                         "replaces the configuration's select)")

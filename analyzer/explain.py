@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from .cuda import CudaSyntaxError, parse
 from .errors import UsageError
@@ -19,50 +20,73 @@ _KIND = {"raw-unsynced": "RAW (async copy -> read)", "war-unsynced": "WAR (read 
          "raw-plain": "RAW (store -> read)", "war-plain": "WAR (read -> store)"}
 
 
-def explain_kernel(m: KernelModel) -> list[str]:
-    """What the model knows of one kernel, one section per concern."""
-    return ([f"kernel {m.name}: {m.threads} threads, roles " + ", ".join(str(r) for r in m.roles)]
-            + _layout(m) + _pipeline(m) + _barriers(m) + _waits(m) + _mbarriers(m))
-
-
-def _layout(m: KernelModel) -> list[str]:
-    out = []
-    for name, buf in sorted(m.buffers.items(), key=lambda kv: (kv[1].space, kv[1].offset)):
-        st = m.stages.get(name)
-        shape = f"{st.versions} version(s) x {st.stride} B" if st else f"{buf.size if buf.size is not None else '?'} B"
-        out.append(f"  shared {name}: {buf.space} @ {buf.offset}, {shape}")
-    return out
-
-
-def _pipeline(m: KernelModel) -> list[str]:
-    out = [f"  pipelined loop over {loop.var} (line {loop.node.span.line}): {loop.trip} iterations"
-           + (f", simulated {loop.simulated}" if loop.simulated != loop.trip else "")
-           + (" (trip count known at run time: one scenario of several)" if loop.runtime else "")
-           for loop in m.pipelined_loops]
-    bpi = m.barriers_per_iteration()
-    if bpi is not None:
-        out.append(f"  __syncthreads per steady-state iteration: {bpi}")
-    wait = m.steady_wait()
-    if wait:
-        out.append(f"  steady-state cp_async_wait<{wait[0]}> with {wait[1]} commit group(s) per iteration: "
-                   f"{wait[0] // wait[1]} stage(s) in flight")
-    return out
-
-
-def _barriers(m: KernelModel) -> list[str]:
-    """What each `__syncthreads` orders (the hazards removing it would create)."""
-    out = []
+def explain_data(m: KernelModel) -> dict[str, Any]:
+    """What the model knows of one kernel, as data (`explain --format json`); the text is
+    rendered from it."""
     roles = m.cp_async.barrier_roles
     in_loop = {id(e.node) for e in m.trace.all_events() if e.kind == K.SYNC and e.iteration}
+    barriers = []
     for node in m.cp_async.sync_nodes:
-        where = "in the loop" if id(node) in in_loop else "outside the loop"
-        hazards = roles.get(id(node))
-        if not hazards:
-            out.append(f"  __syncthreads line {node.span.line} ({where}): orders nothing (redundant)")
+        hazards = roles.get(id(node)) or {}
+        barriers.append({"line": node.span.line, "in_loop": id(node) in in_loop,
+                         "orders": list(dict.fromkeys(_ordered(h) for h in hazards.values()))})
+    wait = m.steady_wait()
+    inits = m.mbarrier_inits()
+    return {
+        "kernel": m.name, "threads": m.threads, "roles": [str(r) for r in m.roles],
+        "buffers": [{"name": name, "space": buf.space, "offset": buf.offset, "size": buf.size,
+                     **({"versions": st.versions, "stride": st.stride} if (st := m.stages.get(name)) else {})}
+                    for name, buf in sorted(m.buffers.items(), key=lambda kv: (kv[1].space, kv[1].offset))],
+        "pipelined_loops": [{"var": loop.var, "line": loop.node.span.line, "trip": loop.trip,
+                             "simulated": loop.simulated, "runtime": loop.runtime} for loop in m.pipelined_loops],
+        "barriers_per_iteration": m.barriers_per_iteration(),
+        "steady_wait": {"wait": wait[0], "commits_per_iteration": wait[1]} if wait else None,
+        "barriers": barriers,
+        "waits": [{"line": ev.node.span.line, "value": ev.value, "deepest_safe": best}
+                  for ev, best in m.cp_async.wait_depths.values()],
+        "mbarriers": [{"name": name, "count": arr.count,
+                       "init": {str(i): ev.value for (n, i), ev in sorted(inits.items()) if n == name}}
+                      for name, arr in m.barriers.items()],
+        "mbarrier_issues": len(m.mbarrier.issues) if m.barriers else 0,
+    }
+
+
+def explain_kernel(m: KernelModel) -> list[str]:
+    """What the model knows of one kernel, one section per concern."""
+    d = explain_data(m)
+    out = [f"kernel {d['kernel']}: {d['threads']} threads, roles " + ", ".join(d["roles"])]
+    for b in d["buffers"]:
+        shape = (f"{b['versions']} version(s) x {b['stride']} B" if "versions" in b
+                 else f"{b['size'] if b['size'] is not None else '?'} B")
+        out.append(f"  shared {b['name']}: {b['space']} @ {b['offset']}, {shape}")
+    for loop in d["pipelined_loops"]:
+        out.append(f"  pipelined loop over {loop['var']} (line {loop['line']}): {loop['trip']} iterations"
+                   + (f", simulated {loop['simulated']}" if loop["simulated"] != loop["trip"] else "")
+                   + (" (trip count known at run time: one scenario of several)" if loop["runtime"] else ""))
+    if d["barriers_per_iteration"] is not None:
+        out.append(f"  __syncthreads per steady-state iteration: {d['barriers_per_iteration']}")
+    if d["steady_wait"]:
+        w, c = d["steady_wait"]["wait"], d["steady_wait"]["commits_per_iteration"]
+        out.append(f"  steady-state cp_async_wait<{w}> with {c} commit group(s) per iteration: "
+                   f"{w // c} stage(s) in flight")
+    for b in d["barriers"]:
+        where = "in the loop" if b["in_loop"] else "outside the loop"
+        if not b["orders"]:
+            out.append(f"  __syncthreads line {b['line']} ({where}): orders nothing (redundant)")
             continue
-        seen = list(dict.fromkeys(_ordered(h) for h in hazards.values()))
-        more = f" (+{len(seen) - 3} more)" if len(seen) > 3 else ""
-        out.append(f"  __syncthreads line {node.span.line} ({where}): orders " + "; ".join(seen[:3]) + more)
+        more = f" (+{len(b['orders']) - 3} more)" if len(b["orders"]) > 3 else ""
+        out.append(f"  __syncthreads line {b['line']} ({where}): orders " + "; ".join(b["orders"][:3]) + more)
+    for w in d["waits"]:
+        out.append(f"  cp_async_wait<{w['value']}> line {w['line']}: "
+                   + ("orders nothing (can go)" if w["deepest_safe"] is None
+                      else f"deepest safe value {w['deepest_safe']}"))
+    for mb in d["mbarriers"]:
+        counts = ", ".join(f"[{i}]={v}" for i, v in mb["init"].items())
+        out.append(f"  mbarrier array {mb['name']}[{mb['count']}]: init counts {counts or '?'}")
+    if d["mbarriers"]:
+        n = d["mbarrier_issues"]
+        out.append(f"  mbarrier protocol: {'no issue' if not n else f'{n} issue(s)'} "
+                   f"(roles simulated against each other)")
     return out
 
 
@@ -71,26 +95,6 @@ def _ordered(h) -> str:
         return "mbarrier initialisation visible to every thread before first use"
     return (f"{_KIND.get(h.kind, h.kind)} on {h.buffer or h.first.buffer} slot {h.slot}: "
             f"line {h.first.node.span.line} -> line {h.second.node.span.line}")
-
-
-def _waits(m: KernelModel) -> list[str]:
-    return [f"  cp_async_wait<{ev.value}> line {ev.node.span.line}: "
-            + ("orders nothing (can go)" if best is None else f"deepest safe value {best}")
-            for ev, best in m.cp_async.wait_depths.values()]
-
-
-def _mbarriers(m: KernelModel) -> list[str]:
-    if not m.barriers:
-        return []
-    inits = m.mbarrier_inits()
-    out = []
-    for name, arr in m.barriers.items():
-        counts = ", ".join(f"[{i}]={ev.value}" for (n, i), ev in sorted(inits.items()) if n == name)
-        out.append(f"  mbarrier array {name}[{arr.count}]: init counts {counts or '?'}")
-    issues = m.mbarrier.issues
-    out.append(f"  mbarrier protocol: {'no issue' if not issues else f'{len(issues)} issue(s)'} "
-               f"(roles simulated against each other)")
-    return out
 
 
 def load_models(path: str) -> list[KernelModel]:
@@ -109,6 +113,12 @@ def load_models(path: str) -> list[KernelModel]:
 
 
 def cmd_explain(args: argparse.Namespace, host: object) -> int:
+    if getattr(args, "format", "text") == "json":
+        import json
+
+        doc = [{"path": path, "kernels": [explain_data(m) for m in load_models(path)]} for path in args.paths]
+        print(json.dumps(doc, indent=2, sort_keys=True))
+        return 0
     for path in args.paths:
         models = load_models(path)
         print(f"{path}:")

@@ -34,12 +34,22 @@ SMEM_WORDS = ("shared memory", "shared data", "smem", "cudaFuncSetAttribute", "t
 
 @hookimpl
 def pipelint_add_commands(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("bench", help="time num_stages variants on a GPU, beside pipelint's static facts")
-    p.add_argument("kernel", metavar="FILE.py[:NAME]", nargs="?")
-    p.add_argument("--num-stages", type=int, nargs="+", default=[1, 2, 3, 4, 6], metavar="N")
+    from pipelint.cli import add_command
+
+    p = add_command(subparsers, "bench", "time num_stages variants on a GPU, beside pipelint's static facts",
+                    "Compile and time each num_stages x config variant with TileLang's profiler (needs a GPU "
+                    "and the bench extra), check it against a reference, and print the timings next to "
+                    "the static facts (stages in flight, barriers per iteration, shared memory).",
+                    ["pipelint bench gemm.py:matmul --param M=8192 --param N=8192 --param K=8192 "
+                     "--reference torch.matmul",
+                     "pipelint bench --from-json docs/bench/gemm_8192.json --plot gemm.png"])
+    p.add_argument("kernel", metavar="FILE.py[:NAME]", nargs="?", help="the kernel factory to time")
+    p.add_argument("--num-stages", type=int, nargs="+", default=[1, 2, 3, 4, 6], metavar="N",
+                   help="num_stages values (default 1 2 3 4 6)")
     p.add_argument("--config", action="append", default=[], metavar="k=v,k=v",
                    help="factory parameters of one tile config (repeatable)")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a factory parameter shared by every variant (repeatable)")
     p.add_argument("--reference", default=None, help="e.g. torch.matmul, or a lambda over the kernel inputs")
     p.add_argument("--flops", default=None, help="FLOP count expression over the parameters (GEMM: derived)")
     p.add_argument("--bytes", default=None, help="byte count expression over the parameters (reports GB/s)")
@@ -49,10 +59,10 @@ def pipelint_add_commands(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--warmup", type=float, default=25.0, help="warm-up, ms")
     p.add_argument("--rep", type=float, default=100.0, help="timing window per repeat, ms")
     p.add_argument("--out-idx", type=int, default=-1, help="index of the output parameter")
-    p.add_argument("--jobs", "-j", type=int, default=0)
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--jobs", "-j", type=int, default=0, help="parallel compile workers (0: auto)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="table or JSON record")
     p.add_argument("--output", "-o", default=None, help="write the JSON record here")
-    p.add_argument("--plot", default=None, metavar="FILE.png")
+    p.add_argument("--plot", default=None, metavar="FILE.png", help="plot time per variant (matplotlib)")
     p.add_argument("--from-json", default=None, metavar="FILE", help="re-render a recorded run (no GPU needed)")
     p.set_defaults(func=cmd_bench)
 
@@ -223,10 +233,13 @@ def measure(args: argparse.Namespace, host: PluginHost) -> dict:
     started = time.perf_counter()
     compile_errors = _compile_all(args, ref, base, configs)
     doc["compile_seconds"] = round(time.perf_counter() - started, 1)
-    for cfg in configs:
-        doc["configs"].append(_measure_config(args, host, ref, arch, {**base, **cfg}, cfg, compile_errors,
-                                              reference))
-        print(f"pipelint bench: {config_label(cfg)} done", file=sys.stderr)
+    from pipelint.progress import Progress
+
+    with Progress("timing", len(configs) * len(args.num_stages)) as progress:
+        for cfg in configs:
+            doc["configs"].append(_measure_config(args, host, ref, arch, {**base, **cfg}, cfg, compile_errors,
+                                                  reference, progress))
+            print(f"pipelint bench: {config_label(cfg)} done", file=sys.stderr)
     doc["total_seconds"] = round(time.perf_counter() - started, 1)
     return doc
 
@@ -240,7 +253,7 @@ def _compile_all(args, ref, base: dict, configs: list[dict]) -> dict:
 
 
 def _measure_config(args, host, ref, arch: str, params: dict, cfg: dict, compile_errors: dict,
-                    reference) -> dict:
+                    reference, progress: Any = None) -> dict:
     import torch
 
     static = _static_side(args, host, ref, arch, params, args.num_stages)
@@ -256,6 +269,10 @@ def _measure_config(args, host, ref, arch: str, params: dict, cfg: dict, compile
         ref_profiler = ref_profiler or profiler
         entry["variants"].append(v)
         torch.cuda.synchronize()
+        if progress is not None:
+            timing = f"{v['latency_ms']:.3f} ms" if v.get("latency_ms") is not None else v.get("error", "")
+            progress.note(f"  {config_label(cfg)} num_stages={n}: {v.get('status')} {timing}")
+            progress.advance(1, f"{config_label(cfg)} s{n}")
     if reference is not None and ref_profiler is not None:
         entry["reference_ms"], entry["reference_spread"], _ = _time(ref_profiler, func=reference, args=args)
     return entry

@@ -8,9 +8,17 @@ from .lower import _fmt
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    d = sub.add_parser("diff", help="compare the pipeline facts of two generated kernels")
-    d.add_argument("a", metavar="A.cu")
-    d.add_argument("b", metavar="B.cu")
+    from ..cli import add_command
+
+    d = add_command(sub, "diff", "compare the pipeline facts of two generated kernels",
+                    "Side by side: buffer versions, waits, barriers per iteration, mbarriers, TMA loads and "
+                    "shared memory of two kernels (e.g. num_stages=2 against 3); changed facts are marked.",
+                    ["pipelint diff lowered/gemm_sm_80_s2.cu lowered/gemm_sm_80_s3.cu",
+                     "pipelint diff a.cu b.cu --format json"])
+    d.add_argument("a", metavar="A.cu", help="the first kernel")
+    d.add_argument("b", metavar="B.cu", help="the second kernel")
+    d.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text: a table, changed facts marked *; json: [{fact, a, b, changed}]")
     d.set_defaults(func=cmd_diff)
 
 
@@ -35,6 +43,13 @@ def cmd_diff(args: argparse.Namespace, host: object) -> int:
     rows.append(("mbarriers (init counts)", _mbar(a.model), _mbar(b.model)))
     rows.append(("TMA loads per steady iteration", _tma(a.model), _tma(b.model)))
     rows.append(("shared memory bytes", _fmt(a.shared_bytes), _fmt(b.shared_bytes)))
+    if getattr(args, "format", "text") == "json":
+        import json
+
+        print(json.dumps({"a": args.a, "b": args.b,
+                          "facts": [{"fact": f, "a": x, "b": y, "changed": x != y} for f, x, y in rows[1:]]},
+                         indent=2))
+        return 0
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     out = []
     for i, r in enumerate(rows):

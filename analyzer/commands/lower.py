@@ -18,17 +18,27 @@ if TYPE_CHECKING:
 
 
 def add_parsers(sub: argparse._SubParsersAction, add_output_options: Callable[[argparse.ArgumentParser], None]) -> None:
-    p = sub.add_parser("lower", help="lower a TileLang kernel for num_stages x arch and check every variant")
-    p.add_argument("kernel", metavar="FILE.py[:NAME]")
-    p.add_argument("--num-stages", type=int, nargs="+", default=[0, 1, 2, 3, 4], metavar="N")
-    p.add_argument("--arch", nargs="+", default=["sm_80", "sm_90"])
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
-    p.add_argument("--dump-dir", default=None, metavar="DIR")
-    p.add_argument("--jobs", "-j", type=int, default=0)
+    from ..cli import add_command
+
+    p = add_command(sub, "lower", "lower a TileLang kernel for num_stages x arch and check every variant",
+                    "Compile-only lowering with TileLang (no GPU; needs the tilelang extra), one worker "
+                    "process per variant, cached; each variant's CUDA and IR facts are checked and compared.",
+                    ["pipelint lower gemm.py:matmul --num-stages 1 2 3 --arch sm_80 sm_90",
+                     "pipelint lower gemm.py --param block_K=64 --dump-dir lowered",
+                     "pipelint lower gemm.py --trace terminal"])
+    p.add_argument("kernel", metavar="FILE.py[:NAME]",
+                   help="a Python file and the kernel factory or @jit/@autotune function in it")
+    p.add_argument("--num-stages", type=int, nargs="+", default=[0, 1, 2, 3, 4], metavar="N",
+                   help="num_stages values to lower (default 0 1 2 3 4)")
+    p.add_argument("--arch", nargs="+", default=["sm_80", "sm_90"], help="targets (default sm_80 sm_90)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a factory parameter (repeatable)")
+    p.add_argument("--dump-dir", default=None, metavar="DIR", help="write each variant's CUDA here")
+    p.add_argument("--jobs", "-j", type=int, default=0, help="parallel lowering workers (0: auto)")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per variant")
     p.add_argument("--trace", choices=("terminal", "html", "both"), default=None,
                    help="pass TileLang's TL_LOWER_TRACE through (written next to the dump)")
-    p.add_argument("--no-cache", action="store_true")
+    p.add_argument("--no-cache", action="store_true", help="lower every variant again (ignore the lowering cache)")
     add_output_options(p)
     p.set_defaults(func=cmd_lower)
     from .diff import add_parser as add_diff
@@ -48,9 +58,18 @@ def _lower(args, host, scratch: Path) -> int:
     params = parse_params(args.param)
     dump = Path(args.dump_dir) if args.dump_dir else scratch / "cuda"
     cache = scratch / "cache" if args.no_cache else None
-    info, variants = lower_variants(ref, args.arch, args.num_stages, params, jobs=args.jobs,
-                                    timeout=args.timeout, cache_dir=cache, trace=args.trace,
-                                    trace_dir=dump / "trace")
+    from ..progress import Progress
+
+    with Progress("lowering", len(args.arch) * len(args.num_stages), quiet=args.quiet) as progress:
+        def done(v) -> None:
+            state = "cached" if v.cached else f"lowered in {v.seconds:.1f} s" if v.ok else \
+                f"failed ({v.error_kind or 'error'}) after {v.seconds:.1f} s"
+            progress.note(f"  {v.arch} num_stages={v.num_stages}: {state}")
+            progress.advance(1, f"{v.arch} s{v.num_stages}")
+
+        info, variants = lower_variants(ref, args.arch, args.num_stages, params, jobs=args.jobs,
+                                        timeout=args.timeout, cache_dir=cache, trace=args.trace,
+                                        trace_dir=dump / "trace", on_done=done)
     kernel = info.get("name") or Path(ref.file).stem
     _autotune_note(info, params)
     report = Report(rules=dict(host.rules), errors=list(host.errors))

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -162,8 +163,12 @@ def default_cache_dir() -> Path:
 
 def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: dict, *,
                    jobs: int = 0, timeout: float = 300.0, cache_dir: Path | None = None,
-                   trace: str | None = None, trace_dir: Path | None = None) -> tuple[dict, list[Variant]]:
+                   trace: str | None = None, trace_dir: Path | None = None,
+                   on_done: Callable[[Variant], None] | None = None) -> tuple[dict, list[Variant]]:
+    """Lower every arch x num_stages variant (cached, in parallel worker processes); `on_done`
+    is called once per variant as it finishes (a cached one at once), from worker threads."""
     validate(ref, archs, stages)
+    done = on_done or (lambda v: None)
     tl_version = tilelang_version()
     cache = cache_dir or default_cache_dir()
     variants = [Variant(a, n) for a in archs for n in stages]
@@ -179,6 +184,7 @@ def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: 
             if valid_cache_entry(entry):
                 v.result = entry
                 v.ok, v.cached = True, True
+                done(v)
                 continue
         pending.append((v, path))
     info = {"name": ref.name, "tilelang": tl_version}
@@ -209,6 +215,7 @@ def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: 
                 pass
         else:
             v.error, v.error_kind, v.result = res.get("error"), res.get("kind"), res
+        done(v)
 
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
         list(pool.map(work, pending))

@@ -1,0 +1,35 @@
+"""JUnit XML: one test case per checked file, failed by each of its findings.
+
+CI systems that only show test reports (Jenkins, GitLab's test widget, Azure)
+then list the kernels that fail and why.  Tool errors are `<error>` elements.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from ..findings import Report
+
+
+def render(report: Report, **_: object) -> str:
+    by_path: dict[str, list] = {r.path: [] for r in report.files}
+    for f in report.sorted_findings():
+        by_path.setdefault(f.location.path, []).append(f)
+    errors: dict[str, list] = {}
+    for e in report.errors:
+        errors.setdefault(e.path or "pipelint", []).append(e)
+        by_path.setdefault(e.path or "pipelint", [])
+    failures = sum(1 for findings in by_path.values() if findings)
+    root = ET.Element("testsuites", name="pipelint", tests=str(len(by_path)), failures=str(failures),
+                      errors=str(len(errors)))
+    suite = ET.SubElement(root, "testsuite", name="pipelint", tests=str(len(by_path)), failures=str(failures),
+                          errors=str(len(errors)))
+    for path in sorted(by_path):
+        case = ET.SubElement(suite, "testcase", classname="pipelint", name=path, file=path)
+        for f in by_path[path]:
+            loc = f.location
+            failure = ET.SubElement(case, "failure", type=f.rule, message=f"{f.severity.value}: {f.message}")
+            failure.text = f"{loc.path}:{loc.line}:{loc.column}: {f.severity.value}[{f.rule}] {f.message}"
+        for e in errors.get(path, []):
+            ET.SubElement(case, "error", type="tool-error", message=e.message).text = e.detail or e.message
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
