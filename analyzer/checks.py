@@ -44,6 +44,9 @@ def origin_locations(model: KernelModel, node: A.Node) -> list[Location]:
 def make_finding(rule: Rule, path: str, model: KernelModel, node: A.Node, message: str,
                  related: Iterable[tuple[A.Node, str]] = (),
                  severity: Severity | None = None) -> Finding:
+    """A finding of `rule` at `node` of `model`'s kernel in `path`, with `related` (node, message)
+    locations and the TileLang Python line (through `#line`) as a related location too;
+    `severity` overrides the rule's default."""
     rel: list[Location] = [location(path, n, msg) for n, msg in related]
     rel = rel[:8] + origin_locations(model, node)
     return Finding(rule.id, severity or rule.severity, message, location(path, node), tuple(rel[:9]),

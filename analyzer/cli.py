@@ -189,9 +189,12 @@ def cmd_check(args: argparse.Namespace, host: PluginHost) -> int:
     from .engine import CheckOptions, run_check
 
     config = load_config(args.paths, args.config, host)
-    files, notes = collect_files(args.paths, discovery(args, config))
+    found = discovery(args, config)
+    files, notes = collect_files(args.paths, found)
     for note in notes:
         print(f"pipelint: {note}", file=sys.stderr)
+    if not files and found.force_exclude:
+        return 0            # pre-commit named only excluded files: nothing to do is a success
     if not files:
         raise UsageError("nothing to check: no .cu or .cuh files in the given paths")
     from .config import positive

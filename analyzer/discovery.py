@@ -125,7 +125,7 @@ def _walk(top: Path, spec: pathspec.PathSpec, root: Path, git: _GitIgnores | Non
         base = Path(folder).resolve()
         dirs[:] = sorted(n for n in dirs if not _skipped(base / n, True, spec, root, git))
         for n in names:
-            full = os.path.join(folder, n)
+            full = os.path.normpath(os.path.join(folder, n))      # `./k.cu` is reported as `k.cu`
             if Path(n).suffix in SUFFIXES and os.path.isfile(full) and not _skipped(base / n, False, spec, root, git):
                 found.append(full)
     return sorted(found)

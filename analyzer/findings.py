@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 
 
 class Severity(enum.StrEnum):
+    """How bad a finding is; `--fail-on` and `severity` settings compare `rank`s.  SARIF levels
+    and GitHub annotation levels are the same words."""
+
     ERROR = "error"
     WARNING = "warning"
     NOTE = "note"
@@ -45,6 +48,9 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class Location:
+    """A place in a file: 1-based line and column, exclusive end column (SARIF's convention);
+    `message` says what the place is when it is a related location ("the wait", "the copy")."""
+
     path: str
     line: int
     column: int = 1
@@ -55,6 +61,9 @@ class Location:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """One result: a `rule` id, its severity, a message, the primary `location` and `related`
+    ones (each with its message), the kernel it is in, and the plugin (stamped by pipelint)."""
+
     rule: str
     severity: Severity
     message: str
@@ -65,6 +74,7 @@ class Finding:
 
     @property
     def sort_key(self) -> tuple:
+        """Report order: path, line, column, rule, message."""
         loc = self.location
         return (loc.path, loc.line, loc.column, self.rule, self.message)
 

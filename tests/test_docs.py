@@ -32,3 +32,14 @@ def test_precision_script_counts_a_folder(tmp_path):
     assert "files: 2   parsed: 1 (50.0%)" in out.stdout
     assert "warning   redundant-wait" in out.stdout
     assert "[parse-error]" in out.stdout
+
+
+def test_api_reference_is_generated_from_the_current_docstrings():
+    out = subprocess.run([sys.executable, str(ROOT / "docs" / "generate_api_docs.py"), "--check"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    text = (ROOT / "docs" / "api.md").read_text()
+    for name in ("KernelModel", "Event", "steady_wait", "barriers_per_iteration", "pipelint_configure",
+                 "pipelint.testing.lint"):
+        assert name in text
+    assert "*(undocumented)*" not in text

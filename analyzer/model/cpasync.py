@@ -47,6 +47,7 @@ class Hazard:
 
     @property
     def key(self) -> tuple:
+        """Identity for de-duplication: the kind and the two nodes (unrolled iterations repeat them)."""
         return (self.kind, id(self.first.node), id(self.second.node))
 
 

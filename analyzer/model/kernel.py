@@ -109,6 +109,7 @@ class KernelModel:
 
     @property
     def pipelined_loops(self) -> list[LoopInfo]:
+        """The loops that carry pipeline operations, in the order the simulation met them."""
         return [loop for loop in self.trace.loops.values() if loop.pipelined]
 
     def _threads(self) -> int:
@@ -195,7 +196,11 @@ class KernelModel:
         return its[len(its) // 2] if its else None
 
     def steady_wait(self) -> tuple[int, int] | None:
-        """(N of the first cp_async_wait<N> in a steady iteration, commit groups per iteration)."""
+        """(N of the first `cp_async_wait<N>` in a steady-state iteration, cp.async commit groups
+        per iteration), or None without a cp.async pipeline.
+
+        The steady-state iteration is the middle one of the outermost pipelined loop
+        (neither prologue- nor drain-like); N // groups is the number of stages in flight."""
         events = self.trace.events[0] if self.trace.events else []
         middle = self._steady_iteration(events)
         if middle is None:
@@ -206,7 +211,8 @@ class KernelModel:
         return (waits[0], commits) if waits and commits else None
 
     def barriers_per_iteration(self) -> int | None:
-        """Block barriers one steady-state iteration executes (the most over roles)."""
+        """`__syncthreads` one steady-state iteration executes (the most over roles), or None
+        without a pipelined loop: each is a stall of the whole block on the critical path."""
         counts = []
         for events in self.trace.events:
             middle = self._steady_iteration(events)

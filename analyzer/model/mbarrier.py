@@ -47,6 +47,7 @@ class ProtocolIssue:
 
     @property
     def key(self) -> tuple:
+        """Identity for de-duplication: the kind and the node it is reported at."""
         return (self.kind, id(self.event.node))
 
 
@@ -56,16 +57,22 @@ def bar_name(b: Barrier | None) -> str:
 
 
 class MBarrierAnalysis:
+    """The mbarrier protocol of a kernel: every role's events simulated against each other
+    (arrival counts, expect_tx bytes against the TMA bytes that land, parities, who waits on
+    whom), so a hang, a race on a slot or a missing release is found as a `ProtocolIssue`."""
+
     def __init__(self, model: KernelModel) -> None:
         self.model = model
 
     @functools.cached_property
     def uses_mbarriers(self) -> bool:
+        """Whether the kernel declares mbarriers and some role arrives on or waits on one."""
         return bool(self.model.barriers) and any(
             ev.kind in USE_KINDS for ev in self.model.trace.all_events())
 
     @functools.cached_property
     def issues(self) -> list[ProtocolIssue]:
+        """Every protocol issue found, one per kind and place (empty without mbarriers)."""
         if not self.uses_mbarriers:
             return []
         found: dict[tuple, ProtocolIssue] = {}

@@ -39,6 +39,14 @@ MAX_EVENTS = 200_000   # per role; a bigger kernel is analysed up to here
 
 @dataclass(frozen=True, slots=True)
 class Role:
+    """Threads `lo .. hi-1` of the block, which take the same branches on `threadIdx.x`.
+
+    A plain kernel has one role (every thread); a warp-specialized one has a
+    producer and one or more consumers.  Each role's events are simulated on
+    their own (`Trace.events[index]`) and against each other (the mbarrier
+    protocol); `mult` of an event counts threads of its role.
+    """
+
     lo: int
     hi: int
 
@@ -52,6 +60,29 @@ class Role:
 
 @dataclass(frozen=True, slots=True)
 class Event:
+    """One pipeline-relevant operation of one role, in program order, loops unrolled.
+
+    * `kind`: what it is (`EventKind`: a cp.async, a commit, a wait, a barrier,
+      a shared-memory access, a TMA load, an mbarrier operation, ...).
+    * `node`: the AST node (a `Call`, an assignment) for locations and messages.
+    * `role`, `mult`: the index of its role and how many of the role's threads
+      execute it (an elected thread: 1; the whole role: its size).
+    * `iteration`: where in the pipelined loops it happens — a tuple of
+      `(loop id, value of the loop variable)`, outermost first, for each
+      pipelined loop around it; `()` for the prologue and epilogue.  Events of
+      the same steady-state iteration share it; `where` renders it.
+    * `access`, `buffer`, `offset`, `extent`: for memory events, `"read"`,
+      `"write"` or `"async"`, the shared buffer's name, the byte offset its first
+      thread touches, and the bytes `[lo, hi)` every thread of the role touches.
+    * `barrier`: `(array, index)` of the mbarrier (or `("bar.sync", id)`).
+    * `value`: the event's number — N of `cp_async_wait<N>`, an mbarrier's init
+      count, the parity of a wait, the bytes of an `expect_tx` — or None when it
+      is only known at run time.
+    * `guarded`: under a branch that splits the role (not every thread of it
+      executes the event); `possible`: an unknown call that was handed a shared
+      pointer (it may read or write it).
+    """
+
     kind: EventKind
     node: A.Node
     role: int
@@ -79,6 +110,11 @@ class Event:
 
 @dataclass
 class LoopInfo:
+    """A simulated loop: `trip` iterations from `start` (the model unrolls `simulated` of them:
+    slots and parities repeat with the pipeline's period, so a congruent prefix ends in the
+    same state).  `pipelined`: it carries pipeline operations; `runtime`: its trip count is
+    only known at run time and `trip` is this scenario's (see `KernelModel.trip_scenarios`)."""
+
     node: A.For
     var: str
     start: int
@@ -90,6 +126,10 @@ class LoopInfo:
 
 @dataclass
 class Trace:
+    """What one simulation of a kernel produced: each role's events (`events[i]` belongs to
+    `roles[i]`), the loops walked by AST node id, whether the event budget cut it short,
+    `tl::` calls the intrinsics table does not know, and cluster-scope facts."""
+
     roles: list[Role]
     events: list[list[Event]]
     loops: dict[int, LoopInfo] = field(default_factory=dict)
@@ -99,6 +139,7 @@ class Trace:
     cluster_barriers: frozenset[str] = frozenset()             # barriers other CTAs arrive on
 
     def all_events(self) -> Iterator[Event]:
+        """Every role's events, role by role."""
         for evs in self.events:
             yield from evs
 
