@@ -33,7 +33,7 @@ from typing import Any
 
 from .findings import FileResult, Finding, Location, Severity, ToolError
 
-FORMAT = 1                          # bump when the entry layout changes
+FORMAT = 2                          # bump when the entry layout changes
 DEFAULT_MAX_BYTES = 256 * 2**20     # the directory is pruned to this size
 ENV_DIR = "PIPELINT_CACHE_DIR"
 
@@ -220,7 +220,7 @@ def _location(d: dict) -> Location:
 
 def _finding(d: dict) -> Finding:
     return Finding(d["rule"], Severity(d["severity"]), d["message"], _location(d["location"]),
-                   tuple(_location(r) for r in d["related"]), d.get("kernel"), d.get("plugin"))
+                   tuple(_location(r) for r in d["related"]), d.get("kernel"), d.get("plugin"), d.get("help", ""))
 
 
 def _file_result(d: dict) -> FileResult:

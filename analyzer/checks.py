@@ -43,14 +43,18 @@ def origin_locations(model: KernelModel, node: A.Node) -> list[Location]:
 
 def make_finding(rule: Rule, path: str, model: KernelModel, node: A.Node, message: str,
                  related: Iterable[tuple[A.Node, str]] = (),
-                 severity: Severity | None = None) -> Finding:
+                 severity: Severity | None = None, help: str = "", at: A.Span | None = None) -> Finding:
     """A finding of `rule` at `node` of `model`'s kernel in `path`, with `related` (node, message)
     locations and the TileLang Python line (through `#line`) as a related location too;
-    `severity` overrides the rule's default."""
+    `severity` overrides the rule's default, `help` is the one-line fix (the rule's general
+    advice when empty), and `at` moves the primary location to where the fix goes (the
+    statement before which a barrier belongs; see `pipelint.model.placement`)."""
     rel: list[Location] = [location(path, n, msg) for n, msg in related]
     rel = rel[:8] + origin_locations(model, node)
-    return Finding(rule.id, severity or rule.severity, message, location(path, node), tuple(rel[:9]),
-                   kernel=getattr(model, "name", None))
+    primary = location(path, node) if at is None else Location(path, at.line, at.column, at.end_line,
+                                                                 at.end_column)
+    return Finding(rule.id, severity or rule.severity, message, primary, tuple(rel[:9]),
+                   kernel=getattr(model, "name", None), help=help)
 
 
 def rules_by_id(rules: Sequence[Rule]) -> dict[str, Rule]:

@@ -282,12 +282,14 @@ def _apply_suppressions(report: Report, on: Callable[..., bool]) -> None:
             if not rules:
                 kept.append(Finding(UNUSED_SUPPRESSION.id, UNUSED_SUPPRESSION.severity,
                                     "suppression comment names no rule: write `pipelint: ignore[RULE]`",
-                                    Location(r.path, line, col), plugin="pipelint"))
+                                    Location(r.path, line, col), plugin="pipelint",
+                                    help=f"name the rule: `// pipelint: ignore[RULE]` on line {line}"))
             for rule in sorted(rules):
                 if (r.path, line, rule) not in used and on(rule, r.path):
                     kept.append(Finding(UNUSED_SUPPRESSION.id, UNUSED_SUPPRESSION.severity,
                                         f"suppression of {rule} matches no finding",
-                                        Location(r.path, line, col), plugin="pipelint"))
+                                        Location(r.path, line, col), plugin="pipelint",
+                                        help=f"remove `{rule}` from the comment on line {line}"))
     report.findings = kept
 
 

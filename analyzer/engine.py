@@ -74,7 +74,7 @@ def time_budget(seconds: float) -> Iterator[None]:
 
 def _file_finding(rule, path: str, message: str, line: int = 1, column: int = 1) -> Finding:
     return Finding(rule.id, rule.severity, message, Location(path, line, column, line, column + 1),
-                   plugin="pipelint")
+                   plugin="pipelint", help=rule.help)
 
 
 def read_source(path: str, max_bytes: int) -> tuple[str | None, Finding | None]:

@@ -62,7 +62,8 @@ class Location:
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One result: a `rule` id, its severity, a message, the primary `location` and `related`
-    ones (each with its message), the kernel it is in, and the plugin (stamped by pipelint)."""
+    ones (each with its message), the kernel it is in, the plugin (stamped by pipelint) and
+    `help`, the fix in one line (the rule's general advice when the check gives none)."""
 
     rule: str
     severity: Severity
@@ -71,6 +72,7 @@ class Finding:
     related: tuple[Location, ...] = ()
     kernel: str | None = None
     plugin: str | None = None
+    help: str = ""               # the one-line fix: what to insert, remove or change, and where
 
     @property
     def sort_key(self) -> tuple:

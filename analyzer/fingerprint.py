@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 
 from .findings import Finding
 
@@ -98,11 +99,16 @@ def line_hash(path: str, line: int) -> str | None:
     return file_line_hashes(path).get(line)
 
 
+_LINE_REFERENCE = re.compile(r"\blines? \d+")
+
+
 def fingerprint(f: Finding, with_path: bool = False) -> str:
     """Baseline identity: rule, kernel and the line hash (not the line number), and with
     `with_path` the file's path as well."""
     anchor = line_hash(f.location.path, f.location.line) or f"line{f.location.line}"
-    raw = f"{f.rule}\0{f.kernel or ''}\0{anchor}\0{f.message}"
+    # messages name other lines ("read at line 88"): an edit above them must not change identity
+    message = _LINE_REFERENCE.sub("line", f.message)
+    raw = f"{f.rule}\0{f.kernel or ''}\0{anchor}\0{message}"
     if with_path:
         raw += f"\0{f.location.path}"
     return hashlib.sha256(raw.encode()).hexdigest()[:32]

@@ -110,13 +110,16 @@ def _checked(f: object, plugin: str, rules: dict[str, Rule]) -> Finding:
         raise MalformedFinding(f"returned a Finding without a Location and Severity: {f!r:.120}")
     if f.rule not in rules:
         raise MalformedFinding(f"reported rule {f.rule!r}, which no plugin declares in pipelint_rules")
-    return _stamp(f, plugin)
+    return _stamp(f, plugin, rules[f.rule])
 
 
-def _stamp(f: Finding, plugin: str) -> Finding:
-    if f.plugin:
+def _stamp(f: Finding, plugin: str, rule: Rule) -> Finding:
+    """The plugin's name, and the rule's general fix where the check gave no specific one."""
+    if f.plugin and f.help:
         return f
-    return Finding(f.rule, f.severity, f.message, f.location, f.related, f.kernel, plugin)
+    from dataclasses import replace
+
+    return replace(f, plugin=f.plugin or plugin, help=f.help or rule.help)
 
 
 def _disabled(extra: Iterable[str]) -> set[str]:

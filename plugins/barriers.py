@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from pipelint import hookimpl
 from pipelint.checks import hazards_for, make_finding, rules_by_id
+from pipelint.cuda import ast as A
 from pipelint.cuda.parser import ParsedFile
 from pipelint.findings import Finding, Rule, Severity
 from pipelint.model import KernelModel
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
+from pipelint.model.placement import point, statement_after, statement_before
+from pipelint.model.trace import Event
 
 RULES = (
     Rule("missing-barrier", "MissingBarrier",
@@ -59,24 +62,45 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
     out = []
     for h in hazards_for(kernel, RULES):
         if h.kind == H.RAW_UNSYNCED:
-            related = [(h.first.node, f"async copy into {h.buffer} slot {h.slot}")]
+            related = [(h.second.node, f"read of {h.buffer} slot {h.slot} (iteration {h.second.where})"),
+                       (h.first.node, f"async copy into {h.buffer} slot {h.slot}")]
             if h.wait is not None:
                 related.insert(0, (h.wait.node, "the wait that completes the copy"))
+            spot = _barrier_spot(kernel, h.first.node, h.second.node, h.wait)
             out.append(make_finding(
                 _R["missing-barrier"], path, kernel, h.second.node,
-                f"RAW on {h.buffer} slot {h.slot}: read (iteration {h.second.where}) with no "
-                f"__syncthreads after the cp.async wait, so other threads' copies may not be visible",
-                related))
+                f"missing __syncthreads: RAW on {h.buffer} slot {h.slot}, read at line "
+                f"{h.second.node.span.line} (iteration {h.second.where}) with no barrier after the cp.async "
+                f"wait, so other threads' copies may not be visible", related,
+                help=f"insert __syncthreads(); before line {spot.span.line}"
+                     + (f" (after the wait at line {h.wait.node.span.line})" if h.wait is not None else ""),
+                at=point(spot)))
         elif h.kind == H.WAR_UNSYNCED:
+            spot = _barrier_spot(kernel, h.first.node, h.second.node, None)
             out.append(make_finding(
                 _R["missing-barrier"], path, kernel, h.second.node,
-                f"WAR on {h.buffer} slot {h.slot}: cp.async (iteration {h.second.where}) overwrites "
-                f"data other threads may still be reading, with no __syncthreads since the read",
-                [(h.first.node, f"read of {h.buffer} slot {h.slot} (iteration {h.first.where})")]))
+                f"missing __syncthreads: WAR on {h.buffer} slot {h.slot}, cp.async at line "
+                f"{h.second.node.span.line} (iteration {h.second.where}) overwrites data other threads "
+                f"may still be reading, with no barrier since the read",
+                [(h.second.node, f"the overwriting cp.async into {h.buffer} slot {h.slot}"),
+                 (h.first.node, f"read of {h.buffer} slot {h.slot} (iteration {h.first.where})")],
+                help=f"insert __syncthreads(); before line {spot.span.line} (after the last read of "
+                     f"{h.buffer} at line {h.first.node.span.line}, before the copy)",
+                at=point(spot)))
     divergent = _divergent(kernel, path)
     out.extend(divergent)
     out.extend(_redundant(kernel, path, {(f.location.line, f.location.column) for f in divergent}))
     return out
+
+
+def _barrier_spot(kernel: KernelModel, first: A.Node, second: A.Node, wait: Event | None) -> A.Node:
+    """The statement before which the missing barrier goes: right after the wait that completes
+    the copy (RAW), else before the statement holding the second access (WAR, plain RAW)."""
+    if wait is not None:
+        after = statement_after(kernel.func, wait.node)
+        if after is not None and after.span.line <= second.span.line:
+            return after
+    return statement_before(kernel.func, first, second)
 
 
 def _divergent(kernel, path):
@@ -97,7 +121,9 @@ def _divergent(kernel, path):
             out.append(make_finding(
                 _R["divergent-barrier"], path, kernel, nodes[key],
                 f"__syncthreads is reached only by some threads of the block ({who} of "
-                f"{kernel.threads}); the others never arrive and the block hangs"))
+                f"{kernel.threads}); the others never arrive and the block hangs",
+                help=f"move the __syncthreads() at line {nodes[key].span.line} out of the thread-dependent "
+                     f"branch, or use a named barrier for the threads that reach it"))
     return out
 
 
@@ -113,5 +139,7 @@ def _redundant(kernel, path, skip):
             ("__syncthreads in the steady-state loop orders no shared-memory hazard: it stalls "
              "the block every iteration (critical path)") if loop else
             "__syncthreads outside the pipelined loop orders no shared-memory hazard",
-            severity=None if loop else Severity.NOTE))
+            severity=None if loop else Severity.NOTE,
+            help=f"remove the __syncthreads() at line {node.span.line} (`pipelint explain` shows what each "
+                 f"barrier orders)"))
     return out

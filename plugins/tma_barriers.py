@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from pipelint import hookimpl
 from pipelint.checks import make_finding, rules_by_id
+from pipelint.cuda import ast as A
 from pipelint.cuda.parser import ParsedFile
 from pipelint.findings import Finding, Rule, Severity
 from pipelint.model import Event, KernelModel
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import IssueKind as I
 from pipelint.model.mbarrier import ProtocolIssue
+from pipelint.model.placement import point, statement_after, statement_of
 
 RULES = (
     Rule("mbarrier-arrival-count", "MBarrierArrivalCount",
@@ -111,15 +113,109 @@ def pipelint_rules() -> tuple[Rule, ...]:
 
 @hookimpl
 def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> list[Finding]:
-    findings = [make_finding(_R[_KIND_RULE[i.kind]], path, kernel, i.event.node, _message(kernel, i),
-                             [(e.node, _related(kernel, e, what)) for e, what in i.related])
-                for i in kernel.mbarrier.issues]
+    findings = []
+    for i in kernel.mbarrier.issues:
+        related = [(e.node, _related(kernel, e, what)) for e, what in i.related]
+        message, help_line, at = _message(kernel, i), _help(kernel, i), None
+        if i.kind == I.DEADLOCK and i.facts.get("never_arrived"):
+            missing = _missing_release(kernel, i.event)
+            if missing is not None:
+                reader, spot = missing
+                message = (f"{kernel.roles[reader.role]} never arrives on {_bar(i.event.barrier)} after reading "
+                           f"{reader.buffer} slot {kernel.slot(reader)}: " + message)
+                related = [(i.event.node, "the wait that hangs"),
+                           (reader.node, f"last read of {reader.buffer} slot {kernel.slot(reader)} by "
+                                         f"{kernel.roles[reader.role]}")] + related
+                help_line = (f"insert {_bar(i.event.barrier, generic=True)}.arrive(); before line {spot.span.line} "
+                             f"(after {kernel.roles[reader.role]}'s last read of {reader.buffer})")
+                at = point(spot)
+        elif i.kind in (I.WAR_UNOBSERVED, I.WAR_UNRELEASED):
+            read = next((e for e, what in i.related if what in ("released-read", "read")), None)
+            spot = _release_spot(kernel, read) if read is not None else None
+            if read is not None and spot is not None:
+                at = point(spot)
+                related = [(i.event.node, "the TMA load that overwrites the slot")] + related
+                help_line = (f"release {i.facts['buffer']} slot {i.facts['slot']} only after "
+                             f"{kernel.roles[read.role]}'s last read of it (line {read.node.span.line}): "
+                             f"its arrive goes before line {spot.span.line}")
+        elif i.kind == I.INIT_FENCE:
+            last = next((e for e, what in i.related if what == "last-init"), None)
+            spot = statement_after(kernel.func, last.node) if last is not None else None
+            if spot is not None and spot.span.line <= i.event.node.span.line:
+                at = point(spot)
+                related = [(i.event.node, "first use of the barrier")] + related
+        findings.append(make_finding(_R[_KIND_RULE[i.kind]], path, kernel, i.event.node, message, related,
+                                     help=help_line, at=at))
     return findings + _store_fences(kernel, path)
 
 
+def _missing_release(kernel: KernelModel, wait: Event) -> tuple[Event, A.Node] | None:
+    """For a wait on a barrier no one arrives on: the read whose release is missing, and where
+    its arrive belongs.  The waiting role next overwrites a slot (a TMA load, a store); the
+    other role's last read of that slot in one iteration is what the barrier should release."""
+    events = kernel.trace.events[wait.role]
+    start = next((n for n, e in enumerate(events) if e is wait), None)
+    if start is None:
+        return None
+    target = None
+    for e in events[start + 1:]:
+        if e.kind == K.MBAR_WAIT:
+            break                   # only what this wait guards: the writes before the next wait
+        if e.buffer and e.access in ("async", "write"):
+            target = e
+            break
+    if target is None:
+        return None
+    slot = kernel.slot(target)
+    reads = [e for role, evs in enumerate(kernel.trace.events) if role != wait.role for e in evs
+             if e.buffer == target.buffer and e.access == "read" and kernel.slot(e) == slot]
+    if not reads:
+        return None
+    first_it = reads[0].iteration
+    last = [e for e in reads if e.iteration == first_it][-1]
+    spot = _release_spot(kernel, last)
+    return (last, spot) if spot is not None else None
+
+
+def _release_spot(kernel: KernelModel, read: Event) -> A.Node | None:
+    """The statement before which the reader's release (arrive) goes: right after the read, or
+    after the completion wait of an asynchronous MMA that reads until then."""
+    anchor = read.node
+    role_events = kernel.trace.events[read.role]
+    at = next((n for n, e in enumerate(role_events) if e is read), None)
+    for e in role_events[at + 1:] if at is not None else ():
+        if e.kind in (K.MBAR_WAIT, K.MBAR_ARRIVE):
+            break
+        if e.kind == K.WGMMA_WAIT:
+            anchor = e.node
+            break
+    return statement_after(kernel.func, anchor)
+
+
+def _help(kernel: KernelModel, issue: ProtocolIssue) -> str:
+    """The one-line fix for each kind of protocol issue."""
+    f, line = issue.facts, issue.event.node.span.line
+    kind = issue.kind
+    if kind == I.ARRIVAL_COUNT:
+        return f"make init({f['init']}) of {_bar(f['barrier'])} count the {f['arrivals']} arriving threads"
+    if kind == I.TX_BYTES:
+        return f"announce {f['loaded']} bytes in the expect_tx at line {line} (the bytes the TMA loads write)"
+    if kind == I.DEADLOCK:
+        return (f"check the parity of the wait at line {line} (phase {f['phase']} completes with parity "
+                f"{f['phase'] & 1}) and that every role arrives on {_bar(f['barrier'])} once per phase")
+    if kind == I.RAW:
+        return f"wait on the barrier the TMA load into {f['buffer']} signals before the read at line {line}"
+    if kind in (I.WAR_UNRELEASED, I.WAR_UNOBSERVED, I.WAR_UNCONSUMED):
+        return (f"before the TMA load at line {line}, wait on the barrier the readers of {f['buffer']} "
+                f"slot {f['slot']} arrive on after their last read")
+    if kind == I.INIT_FENCE:
+        return f"insert tl::{f['missing']}(); (then __syncthreads()) after the mbarrier inits, before line {line}"
+    return "nothing to change: pipelint does not analyse these barriers"
+
+
 # ---------------------------------------------------------------- wording of the model's facts
-def _bar(b) -> str:
-    return f"{b[0]}[{b[1]}]" if b else "?"
+def _bar(b, generic: bool = False) -> str:
+    return f"{b[0]}[{b[1]}]" if b else ("mbarrier[...]" if generic else "?")
 
 
 def _message(kernel: KernelModel, issue: ProtocolIssue) -> str:
@@ -196,5 +292,8 @@ def _store_fences(kernel, path):
                     _R["tma-store-fence"], path, kernel, ev.node,
                     f"tl::tma_store reads {ev.buffer} through the async proxy, but the generic-proxy "
                     f"writes into it (line {write.node.span.line}) are not followed by fence_proxy_async",
-                    [(write.node, f"generic write into {ev.buffer}")]))
+                    [(write.node, f"generic write into {ev.buffer}")],
+                    help=f"insert tl::fence_proxy_async(); before line "
+                         f"{statement_of(kernel.func, ev.node).span.line} (after the writes into {ev.buffer} "
+                         f"and the barrier that gathers them)"))
     return out

@@ -12,7 +12,10 @@ from pipelint.checks import hazards_for, make_finding, rules_by_id
 from pipelint.cuda.parser import ParsedFile
 from pipelint.findings import Finding, Rule, Severity
 from pipelint.model import KernelModel
+from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
+from pipelint.model.placement import point, statement_after, statement_before, statement_of
+from pipelint.model.trace import Event
 
 RULES = (
     Rule("wait-too-shallow", "WaitTooShallow",
@@ -79,36 +82,69 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
                 f"(iteration {h.second.where})",
                 [(h.second.node, f"read of {h.buffer} slot {h.slot}"),
                  (h.first.node, f"copy into {h.buffer} slot {h.slot} (group {h.group})")]
-                + ([(h.commit.node, f"commit that closes group {h.group}")] if h.commit else [])))
+                + ([(h.commit.node, f"commit that closes group {h.group}")] if h.commit else []),
+                help=_shallow_help(kernel, h)))
         elif h.kind == H.RAW_INCOMPLETE:
             out.append(make_finding(
                 _R["wait-too-shallow"], path, kernel, h.second.node,
                 f"{h.buffer} slot {h.slot} is read with no cp_async_wait covering group {h.group}",
-                [(h.first.node, "the copy into this slot")]))
+                [(h.first.node, "the copy into this slot")],
+                help=f"insert tl::cp_async_wait<0>(); and __syncthreads(); before line "
+                     f"{statement_before(kernel.func, h.first.node, h.second.node).span.line}"))
         elif h.kind in (H.RAW_UNCOMMITTED, H.EXIT_UNCOMMITTED) and id(h.first.node) not in uncommitted_reported:
             uncommitted_reported.add(id(h.first.node))
             tail = ("it is read" if h.kind == H.RAW_UNCOMMITTED else "the kernel ends")
+            wait = _next_wait(kernel, h.first)
+            spot = wait.node if wait is not None else statement_after(kernel.func, h.first.node)
+            related = [(h.first.node, f"the uncommitted cp.async into {h.first.buffer}")]
+            if h.kind == H.RAW_UNCOMMITTED:
+                related.append((h.second.node, "read of the copied data"))
             out.append(make_finding(
                 _R["uncommitted-copy"], path, kernel, h.first.node,
-                f"cp.async into {h.first.buffer} (iteration {h.first.where}) is never committed "
-                f"before {tail}", [(h.second.node, "read of the copied data")]
-                if h.kind == H.RAW_UNCOMMITTED else []))
+                f"missing cp_async_commit: cp.async into {h.first.buffer} at line {h.first.node.span.line} "
+                f"(iteration {h.first.where}) is never committed before {tail}", related,
+                help=(f"insert tl::cp_async_commit(); before line {spot.span.line}"
+                      + (" (before the wait, after the copies)" if wait is not None else "")
+                      if spot is not None else "insert tl::cp_async_commit(); after the last cp.async"),
+                at=point(statement_of(kernel.func, spot)) if spot is not None else None))
         elif h.kind in (H.DRAIN, H.EXIT_IN_FLIGHT):
             what = "the kernel ends" if h.kind == H.EXIT_IN_FLIGHT else "the same bytes are written"
             out.append(make_finding(
                 _R["missing-drain"], path, kernel, h.second.node,
                 f"cp.async group {h.group} into {h.first.buffer} is still in flight when {what}",
-                [(h.first.node, "the in-flight copy")]))
+                [(h.first.node, "the in-flight copy")],
+                help=f"insert tl::cp_async_wait<0>(); before line {h.second.node.span.line}"))
     for ev, best in kernel.cp_async.wait_depths.values():
         if best is None:
             out.append(make_finding(
                 _R["redundant-wait"], path, kernel, ev.node,
                 f"cp_async_wait<{ev.value}> in the pipelined loop orders no read: no commit since the "
-                f"previous wait, or every read after it is covered by a later wait; remove it"))
+                f"previous wait, or every read after it is covered by a later wait; remove it",
+                help=f"remove the cp_async_wait<{ev.value}> at line {ev.node.span.line}"))
         elif ev.value is not None and best > ev.value:
             out.append(make_finding(
                 _R["wait-too-deep"], path, kernel, ev.node,
                 f"cp_async_wait<{ev.value}> in the pipelined loop drains more than needed: "
                 f"cp_async_wait<{best}> keeps every read safe and lets {best - ev.value} more "
-                f"group(s) overlap with compute"))
+                f"group(s) overlap with compute",
+                help=f"change cp_async_wait<{ev.value}> to cp_async_wait<{best}> at line {ev.node.span.line}"))
     return out
+
+
+def _next_wait(kernel: KernelModel, ev: Event) -> Event | None:
+    """The first cp_async_wait its role executes after `ev`: where a missing commit belongs."""
+    events = kernel.trace.events[ev.role]
+    start = next((i for i, e in enumerate(events) if e is ev), None)
+    if start is None:
+        return None
+    return next((e for e in events[start + 1:] if e.kind == K.WAIT), None)
+
+
+def _shallow_help(kernel: KernelModel, h) -> str:
+    """Change the wait to the deepest value that covers the read (from the wait-depth analysis)."""
+    found = kernel.cp_async.wait_depths.get(id(h.wait.node))
+    best = found[1] if found else None
+    line = h.wait.node.span.line
+    if best is not None and h.wait.value is not None and best < h.wait.value:
+        return f"change cp_async_wait<{h.wait.value}> to cp_async_wait<{best}> at line {line}"
+    return f"lower the N of cp_async_wait<{h.wait.value}> at line {line} until group {h.group} is complete"

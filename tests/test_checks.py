@@ -27,7 +27,10 @@ def test_known_redundant_barriers_and_waits_are_the_only_warnings(clean_report):
     warnings = [f for f in clean_report.findings if f.severity.value == "warning"]
     assert warnings and all(f.rule in ("redundant-barrier", "redundant-wait") for f in warnings)
     assert {f.location.path.split("/")[-1] for f in warnings} == {
-        f"gemv_sm_80_s{n}.cu" for n in (1, 2, 3, 4)} | {"scaled_gemm_sm_80_s2.cu"}
+        f"gemv_sm_80_s{n}.cu" for n in (1, 2, 3, 4)} | {"scaled_gemm_sm_80_s2.cu", "splitk_gemv_sm_80_s2.cu"}
+    # split-K GEMV: each thread reads back only the bytes it copied, so no barrier orders a hazard
+    splitk = {f.location.line for f in warnings if f.location.path.endswith("splitk_gemv_sm_80_s2.cu")}
+    assert splitk == {36, 43}
     # scaled_gemm's second cp_async_wait<5> follows cp_async_wait<3> with no commit between
     (wait,) = [f for f in warnings if f.rule == "redundant-wait"]
     assert "cp_async_wait<5>" in wait.message and "remove it" in wait.message
@@ -42,6 +45,32 @@ def test_mutant_is_reported_at_the_right_line(operator, tmp_path):
     hits = {(f.rule, f.location.line) for f in report.findings}
     assert (mutant.rule, mutant.line) in hits, sorted(hits)
     assert report.errors == []
+    # the primary location is the place to change: within a couple of lines of the planted defect
+    assert min(abs(mutant.line - p) for p in mutant.planted()) <= 2, (mutant.line, mutant.planted())
+    [finding] = [f for f in report.findings if (f.rule, f.location.line) == (mutant.rule, mutant.line)]
+    assert finding.help and any(word in finding.help for word in ("insert", "remove", "change", "move",
+                                                                  "release", "announce", "make", "check",
+                                                                  "lower", "wait"))
+
+
+def test_help_lines_say_what_to_insert_and_where(tmp_path):
+    from mutants.mutate import drop_barrier_after_wait, drop_commit, drop_consumer_release
+
+    def found(m):
+        path = tmp_path / f"{m.name}.cu"
+        path.write_text(m.text)
+        report = run_check([str(path)], HOST, CheckOptions(jobs=1))
+        return next(f for f in report.findings if (f.rule, f.location.line) == (m.rule, m.line))
+
+    barrier = found(drop_barrier_after_wait())
+    assert barrier.help.startswith(f"insert __syncthreads(); before line {barrier.location.line}")
+    assert {"the wait that completes the copy"} <= {r.message for r in barrier.related}
+    assert any(r.message.startswith("read of") for r in barrier.related)
+    commit = found(drop_commit())
+    assert commit.help.startswith(f"insert tl::cp_async_commit(); before line {commit.location.line}")
+    release = found(drop_consumer_release())
+    assert "never arrives" in release.message and release.help.startswith("insert mbarrier[")
+    assert "the wait that hangs" in {r.message for r in release.related}
 
 
 def test_findings_carry_related_locations_and_python_origin(tmp_path):

@@ -34,7 +34,12 @@ def test_findings_exit_one_and_text_shows_source_line_and_origin(run_cli, mutant
     assert head in res.out and "error[missing-barrier]" in res.out
     lines = res.out.splitlines()
     i = next(n for n, line in enumerate(lines) if line.startswith(head))
-    assert "ptx_ldmatrix" in lines[i + 1] and lines[i + 2].strip() == "^"
+    source = (ROOT_TEXT := open(path).read().splitlines())[m.line - 1].strip()
+    assert lines[i + 1].strip() == source and lines[i + 2].strip() == "^"   # where the barrier goes
+    block = lines[i:next((n for n in range(i + 1, len(lines)) if not lines[n].startswith("    ")), len(lines))]
+    assert any("ptx_ldmatrix" in ROOT_TEXT[int(x.split(":")[1]) - 1] for x in block
+               if x.strip().startswith(f"{path}:"))                        # the read, as a related location
+    assert any(x.startswith(f"    help: insert __syncthreads(); before line {m.line}") for x in block)
     assert "examples/gemm.py" in res.out and "\033[" not in res.out
 
 

@@ -131,7 +131,8 @@ def test_sarif_output_alongside_text(run_cli, workdir):
 def test_github_annotations(run_cli, workdir):
     res = run_cli("check", "kernels/race.cu", "--format", "github")
     assert res.out.startswith("::error file=kernels/race.cu,line=")
-    assert "title=pipelint missing-barrier::RAW on" in res.out
+    assert "title=pipelint missing-barrier::missing __syncthreads: RAW on" in res.out
+    assert "%0Ahelp: insert __syncthreads(); before line" in res.out
 
 
 # ---------------------------------------------------------------- configuration

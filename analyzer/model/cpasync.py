@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..cuda import ast as A
 from .intrinsics import HazardKind, K
 from .intrinsics import HazardKind as H
+from .lanes import same_thread_only
 from .trace import Event
 
 if TYPE_CHECKING:
@@ -67,6 +68,10 @@ class _Range:
     write: _Write | None = None
     readers: list = field(default_factory=list)   # [Event, fenced]
     consumed: bool = True
+
+
+# Hazards a barrier orders between threads: none when every overlap is a thread with itself.
+_THREAD_EXACT = frozenset({H.RAW_UNSYNCED, H.WAR_UNSYNCED, H.RAW_PLAIN, H.WAR_PLAIN})
 
 
 class _Sim:
@@ -134,6 +139,8 @@ class _Sim:
         return pieces
 
     def hazard(self, kind: HazardKind, first: Event, second: Event, **kw: Any) -> None:
+        if kind in _THREAD_EXACT and same_thread_only(first, second):
+            return          # each thread only meets its own bytes: program order suffices
         h = Hazard(kind, first, second, second.buffer or first.buffer or "", self.model.slot(second), **kw)
         self.hazards.setdefault(h.key, h)
 

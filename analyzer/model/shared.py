@@ -41,6 +41,18 @@ class SmemRef:
     buffer: str
     elem_bytes: int
     index: A.Expr | None
+    width: int | None = None      # bytes one thread accesses when a cast says (`*(uint4*)(...)`)
+
+
+def _pointee_bytes(expr: A.Expr) -> int | None:
+    """Size of what `*(U*)(...)` reads or writes: the bytes of U."""
+    while isinstance(expr, A.Cast) and expr.kind == "c" and "*" not in expr.type:
+        expr = expr.operand
+    if isinstance(expr, A.Cast) and expr.type.rstrip().endswith("*"):
+        from .intrinsics import type_bytes
+
+        return type_bytes(expr.type.rstrip()[:-1])
+    return None
 
 
 def _strip(expr: A.Expr) -> A.Expr:
@@ -145,7 +157,11 @@ class SharedLayout:
     def _ref(self, expr: A.Expr) -> SmemRef | None:
         expr = _strip(expr)
         if isinstance(expr, A.Unary) and expr.op in ("&", "*") and not expr.postfix:
-            return self.ref(expr.operand)
+            inner = self.ref(expr.operand)
+            pointee = _pointee_bytes(expr.operand) if expr.op == "*" else None
+            if inner is not None and pointee is not None:
+                return SmemRef(inner.buffer, inner.elem_bytes, inner.index, pointee)
+            return inner
         if isinstance(expr, A.Index):
             base = self.pointer_base(expr.base)
             if base:

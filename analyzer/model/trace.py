@@ -58,6 +58,22 @@ class Role:
         return f"threads {self.lo}-{self.hi - 1}"
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class LaneRecipe:
+    """How to compute the bytes each thread of a role touches in one access: the index
+    expression (elements of `elem` bytes, `width` bytes per thread), the values of the loop
+    variables it reads, the ranges of those walked once, and the role's threads `lo .. hi-1`.
+    Evaluated lazily (`lanes.footprints`): only accesses in a candidate hazard need it."""
+
+    index: A.Expr
+    elem: int
+    width: int
+    points: tuple[tuple[str, int], ...]
+    ranges: tuple[tuple[str, tuple[int, int]], ...]
+    lo: int
+    hi: int
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """One pipeline-relevant operation of one role, in program order, loops unrolled.
@@ -81,6 +97,9 @@ class Event:
     * `guarded`: under a branch that splits the role (not every thread of it
       executes the event); `possible`: an unknown call that was handed a shared
       pointer (it may read or write it).
+    * `lanes`: for accesses each thread makes at its own address (plain loads and
+      stores, cp.async), how to compute every thread's bytes (`model.lanes`); None
+      for warp-collective or single-thread operations.
     """
 
     kind: EventKind
@@ -97,6 +116,7 @@ class Event:
     guarded: bool = False                        # under a branch that splits the role
     possible: bool = False                       # unknown call with a shared pointer
     extent: tuple[int, int] | None = None     # bytes [lo, hi) into the buffer, all threads
+    lanes: LaneRecipe | None = field(default=None, compare=False)   # per-thread footprints
 
     @property
     def where(self) -> str:
@@ -592,24 +612,38 @@ class _RoleWalker:
                 self.call(item, env, mult, it, guarded)
             else:
                 node, ref = item
-                self.emit_access(ref, "read", node, env, mult, it, guarded)
+                self.emit_access(ref, "read", node, env, mult, it, guarded, lanes=True)
 
     def access(self, target: A.Expr, access: str, node: A.Node, env: dict, mult: int,
                it: tuple, guarded: bool) -> None:
         ref = self.b.layout.ref(target)
         if ref is not None:
-            self.emit_access(ref, access, node, env, mult, it, guarded)
+            self.emit_access(ref, access, node, env, mult, it, guarded, lanes=True)
         else:
             self.reads_in(target, env, mult, it, guarded)
 
     def emit_access(self, ref: SmemRef, access: str, node: A.Node, env: dict, mult: int, it: tuple,
                     guarded: bool, kind: EventKind = K.SMEM, possible: bool = False,
-                    width: int | None = None, **extra: Any) -> None:
+                    width: int | None = None, lanes: bool = False, **extra: Any) -> None:
+        """An access to shared memory; `lanes`: each thread accesses its own address (a plain load
+        or store, a cp.async), so per-thread footprints can be computed (not for warp-collective
+        instructions such as ldmatrix, whose data other lanes receive)."""
         offset, site = self.offset(ref.index, ref.elem_bytes, env, node)
+        width = width or ref.width or ref.elem_bytes
         extent = None if possible or kind not in (K.SMEM, K.CP_ASYNC) else \
-            self.extent(ref.index, ref.elem_bytes, width or ref.elem_bytes, env)   # TMA boxes: unknown
+            self.extent(ref.index, ref.elem_bytes, width, env)   # TMA boxes: unknown
+        recipe = None
+        if (lanes or kind == K.CP_ASYNC) and not possible and ref.index is not None and extent is not None:
+            names = _names_of(ref.index)
+            recipe = LaneRecipe(ref.index, ref.elem_bytes, width,
+                                tuple((n, env[n]) for n in names if n in env and n not in self.ranges
+                                      and n != "threadIdx.x"),
+                                tuple((n, self.ranges[n]) for n in names if n in self.ranges
+                                      and n != "threadIdx.x"),
+                                self.role.lo, self.role.hi)
         self.events.append(Event(kind, node, self.index, mult, it, access, ref.buffer, offset,
-                                 site, guarded=guarded, possible=possible, extent=extent, **extra))
+                                 site, guarded=guarded, possible=possible, extent=extent, lanes=recipe,
+                                 **extra))
 
     def extent(self, index: A.Expr | None, elem: int, width: int, env: dict) -> tuple[int, int] | None:
         """Bytes [lo, hi) the access touches over all threads of the role and once-walked loops."""

@@ -24,7 +24,8 @@ def render(report: Report, **_: object) -> str:
         if loc.end_column and (loc.end_line or loc.line) == loc.line:
             props.append(f"endColumn={loc.end_column}")
         props.append(f"title={_prop('pipelint ' + f.rule)}")
-        out.append(f"::{_LEVEL[f.severity]} {','.join(props)}::{_data(f.message)}")
+        text = f.message + (f"\nhelp: {f.help}" if f.help else "")
+        out.append(f"::{_LEVEL[f.severity]} {','.join(props)}::{_data(text)}")
     for e in report.errors:
         out.append(f"::error title=pipelint tool error::{_data(e.message)}")
     return "\n".join(out) + ("\n" if out else "")

@@ -29,6 +29,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         d["kernel"] = f.kernel
     if f.plugin:
         d["plugin"] = f.plugin
+    if f.help:
+        d["help"] = f.help
     return d
 
 

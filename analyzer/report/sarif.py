@@ -85,8 +85,9 @@ def _result(f: Finding, index: int, root: Path, suppressed: bool) -> dict[str, A
     lh = line_hash(f.location.path, f.location.line)
     if lh:
         result["partialFingerprints"] = {"primaryLocationLineHash": lh}
-    if f.kernel or f.plugin:
-        result["properties"] = {k: v for k, v in (("kernel", f.kernel), ("plugin", f.plugin)) if v}
+    if f.kernel or f.plugin or f.help:
+        result["properties"] = {k: v for k, v in (("kernel", f.kernel), ("plugin", f.plugin), ("help", f.help))
+                                if v}
     if suppressed:
         result["suppressions"] = [{"kind": "inSource", "justification": "pipelint: ignore comment"}]
     return result

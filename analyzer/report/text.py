@@ -59,6 +59,8 @@ def format_finding(f: Finding, colour: bool = False, source: bool = True) -> lis
     for rel in f.related:
         text = f"    {rel.path}:{rel.line}:{rel.column}: note: {rel.message}"
         out.append(f"{_DIM}{text}{_RESET}" if colour else text)
+    if f.help:
+        out.append(f"    {_BOLD}help{_RESET}: {f.help}" if colour else f"    help: {f.help}")
     return out
 
 

@@ -28,7 +28,17 @@ class Mutant:
     fixture: str
     rule: str
     text: str
-    line: int          # where the finding must be reported
+    line: int          # where the finding must be reported: where the fix goes
+
+    def planted(self) -> list[int]:
+        """1-based lines of the mutated text where it differs from the fixture (for a deletion, the
+        line that now stands where the deleted one was)."""
+        import difflib
+
+        before = (KERNELS / self.fixture).read_text().split("\n")
+        after = self.text.split("\n")
+        ops = difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes()
+        return [j1 + 1 for tag, _, _, j1, _ in ops if tag != "equal"]
 
 
 def _lines(fixture: str) -> list[str]:
@@ -43,6 +53,13 @@ def _find(lines: list[str], pattern: str, start: int = 0) -> int:
     raise LookupError(pattern)
 
 
+def _statement_at(lines: list[str], i: int) -> int:
+    """The first line at or after index `i` that is a statement, not a `#line`/`#pragma`."""
+    while i < len(lines) and lines[i].lstrip().startswith("#"):
+        i += 1
+    return i
+
+
 def _loop_start(lines: list[str]) -> int:
     return _find(lines, r"for \(int k = 0;")
 
@@ -52,8 +69,9 @@ def drop_barrier_after_wait() -> Mutant:
     wait = _find(lines, r"cp_async_wait<2>", _loop_start(lines))
     sync = _find(lines, r"__syncthreads\(\);", wait)
     del lines[sync]
-    read = _find(lines, r"ptx_ldmatrix", sync)
-    return Mutant("drop-barrier-after-wait", SM80, "missing-barrier", "\n".join(lines), read + 1)
+    # reported where the barrier goes: right after the wait that completes the copies
+    return Mutant("drop-barrier-after-wait", SM80, "missing-barrier", "\n".join(lines),
+                  _statement_at(lines, sync) + 1)
 
 
 def drop_loop_head_barrier() -> Mutant:
@@ -61,8 +79,9 @@ def drop_loop_head_barrier() -> Mutant:
     head = _loop_start(lines)
     sync = _find(lines, r"__syncthreads\(\);", head)
     del lines[sync]
-    copy = _find(lines, r"cp_async_gs", head)
-    return Mutant("drop-loop-head-barrier", SM80, "missing-barrier", "\n".join(lines), copy + 1)
+    # reported where the barrier goes: the first statement of the loop body, before the copies
+    return Mutant("drop-loop-head-barrier", SM80, "missing-barrier", "\n".join(lines),
+                  _statement_at(lines, sync) + 1)
 
 
 def wait_too_shallow() -> Mutant:
@@ -84,8 +103,9 @@ def drop_commit() -> Mutant:
     head = _loop_start(lines)
     commit = _find(lines, r"cp_async_commit", head)
     del lines[commit]
-    copy = _find(lines, r"cp_async_gs", head)
-    return Mutant("drop-commit", SM80, "uncommitted-copy", "\n".join(lines), copy + 1)
+    # reported where the commit goes: before the wait that would complete the copies
+    wait = _find(lines, r"cp_async_wait", commit)
+    return Mutant("drop-commit", SM80, "uncommitted-copy", "\n".join(lines), wait + 1)
 
 
 def duplicate_barrier() -> Mutant:
@@ -126,20 +146,27 @@ def drop_producer_parity_flip() -> Mutant:
     return Mutant("drop-producer-parity-xor", SM90, "mbarrier-deadlock", "\n".join(lines), at + 1)
 
 
+def _release_line(lines: list[str], before: int) -> int:
+    """Where a consumer's release goes: the statement after its last warpgroup_wait before `before`
+    (the asynchronous MMA reads the slot until then), 1-based."""
+    wait = max(i for i in range(before) if "warpgroup_wait" in lines[i])
+    return _statement_at(lines, wait + 1) + 1
+
+
 def drop_fence_barrier_init() -> Mutant:
     lines = _lines(SM90)
     at = _find(lines, r"fence_barrier_init")
     del lines[at]
-    use = _find(lines, r"\.wait\(|\.arrive|tma_load|expect_transaction", at)
-    return Mutant("drop-fence-barrier-init", SM90, "mbarrier-init-fence", "\n".join(lines), use + 1)
+    # reported where the fence goes: right after the inits
+    return Mutant("drop-fence-barrier-init", SM90, "mbarrier-init-fence", "\n".join(lines),
+                  _statement_at(lines, at) + 1)
 
 
 def drop_consumer_release() -> Mutant:
     lines = _lines(SM90)
     at = _find(lines, r"\]\.arrive\(\);")
     del lines[at]
-    producer_wait = _find(lines, r"\.wait\(.*\^ 1\)\);")
-    return Mutant("drop-consumer-release", SM90, "mbarrier-deadlock", "\n".join(lines), producer_wait + 1)
+    return Mutant("drop-consumer-release", SM90, "mbarrier-deadlock", "\n".join(lines), _release_line(lines, at))
 
 
 def tma_into_slot_zero() -> Mutant:
@@ -180,9 +207,8 @@ def runtime_trip_drop_release() -> Mutant:
     consumer = _find(lines, r"for \(int k_1 = 0;")
     release = _find(lines, r"\]\.arrive\(\);", consumer)
     del lines[release]
-    producer_wait = _find(lines, r"\.wait\(.*\^ 1\)\);")
     return Mutant("runtime-trip-drop-release", fixture, "mbarrier-deadlock", "\n".join(lines),
-                  producer_wait + 1)
+                  _release_line(lines, release))
 
 
 def guarded_copy_wait_shallow() -> Mutant:
@@ -202,8 +228,9 @@ def double_read_early_release() -> Mutant:
     last_release = _find(lines, r"\]\.arrive\(\);", first_release + 1)   # A's: after the 2nd read
     moved = lines.pop(last_release)
     lines.insert(first_release + 1, moved)
-    load_a = _find(lines, r"tl::tma_load\(A_desc")
-    return Mutant("double-read-early-release", fixture, "mbarrier-release", "\n".join(lines), load_a + 1)
+    # reported where the release belongs: after the second GEMM's completion wait
+    return Mutant("double-read-early-release", fixture, "mbarrier-release", "\n".join(lines),
+                  _release_line(lines, last_release + 1))
 
 
 def tcgen05_drop_commit() -> Mutant:
@@ -215,6 +242,50 @@ def tcgen05_drop_commit() -> Mutant:
     return Mutant("tcgen05-drop-commit", fixture, "mbarrier-deadlock", "\n".join(lines), wait + 1)
 
 
+# ---------------------------------------------------------------- equivalent mutations (must not fire)
+# Deleting a barrier that orders only accesses of each thread to its own bytes changes nothing:
+# split-K GEMV's threads read back exactly the 16 bytes each copied.  No error may be reported.
+
+def drop_same_thread_barrier_after_wait() -> Mutant:
+    fixture = "splitk_gemv_sm_80_s2.cu"
+    lines = _lines(fixture)
+    wait = _find(lines, r"cp_async_wait<1>", _loop_start(lines))
+    sync = _find(lines, r"__syncthreads\(\);", wait)
+    del lines[sync]
+    return Mutant("drop-same-thread-barrier-after-wait", fixture, "", "\n".join(lines), sync + 1)
+
+
+def drop_same_thread_loop_head_barrier() -> Mutant:
+    fixture = "splitk_gemv_sm_80_s2.cu"
+    lines = _lines(fixture)
+    sync = _find(lines, r"__syncthreads\(\);", _loop_start(lines))
+    del lines[sync]
+    return Mutant("drop-same-thread-loop-head-barrier", fixture, "", "\n".join(lines), sync + 1)
+
+
+def drop_every_same_thread_barrier() -> Mutant:
+    fixture = "splitk_gemv_sm_80_s2.cu"
+    lines = [line for line in _lines(fixture) if line.strip() != "__syncthreads();"]
+    return Mutant("drop-every-same-thread-barrier", fixture, "", "\n".join(lines), 1)
+
+
+def splitk_cross_thread_read() -> Mutant:
+    """The same kernel with each thread reading its neighbour's bytes: now the barrier matters."""
+    fixture = "splitk_gemv_sm_80_s2.cu"
+    lines = _lines(fixture)
+    wait = _find(lines, r"cp_async_wait<1>", _loop_start(lines))
+    sync = _find(lines, r"__syncthreads\(\);", wait)
+    read = _find(lines, r"a_s_local_cast \+ 0\) = ", sync)
+    lines[read] = lines[read].replace("(((int)threadIdx.x) * 8)", "((((int)threadIdx.x) ^ 1) * 8)")
+    del lines[sync]
+    return Mutant("splitk-cross-thread-read", fixture, "missing-barrier", "\n".join(lines), sync + 1)
+
+
+EQUIVALENT_OPERATORS: tuple[Callable[[], Mutant], ...] = (
+    drop_same_thread_barrier_after_wait, drop_same_thread_loop_head_barrier, drop_every_same_thread_barrier,
+)
+
+
 BASE_OPERATORS: tuple[Callable[[], Mutant], ...] = (
     drop_barrier_after_wait, drop_loop_head_barrier, wait_too_shallow, wait_collapsed, drop_commit,
     duplicate_barrier, barrier_in_thread_branch, halve_init_count, halve_expect_tx,
@@ -223,7 +294,7 @@ BASE_OPERATORS: tuple[Callable[[], Mutant], ...] = (
 )
 REAL_WORLD_OPERATORS: tuple[Callable[[], Mutant], ...] = (
     runtime_trip_parity, runtime_trip_drop_release, guarded_copy_wait_shallow,
-    double_read_early_release, tcgen05_drop_commit,
+    double_read_early_release, tcgen05_drop_commit, splitk_cross_thread_read,
 )
 OPERATORS = BASE_OPERATORS + REAL_WORLD_OPERATORS
 
