@@ -117,7 +117,11 @@ class MBarrierAnalysis:
 
         Loads into one slot partition it: each covers up to the next load's
         offset, the last up to the end of the slot.  The 1-D bulk form says
-        its size itself.
+        its size itself.  Where the slot's end is unknown (the last buffer of
+        dynamic shared memory has no next one: a single-stage kernel), the last
+        load takes the size of the other loads of the same call: one call site
+        uses one descriptor, hence one box (`B_shared` loaded by an unrolled loop
+        at offsets 0 and 4096 is two 4096-byte boxes).
         """
         sizes: dict[int, int | None] = {}
         groups: dict[tuple, list[Event]] = {}
@@ -132,15 +136,25 @@ class MBarrierAnalysis:
             groups.setdefault(key, []).append(ev)
         for (_, _, rng), evs in groups.items():
             buf = self.model.buffers.get(evs[0].buffer or "")
-            if rng is None or buf is None or rng[2] >= 1 << 40 or any(e.offset is None for e in evs):
+            if rng is None or buf is None or any(e.offset is None for e in evs):
                 for e in evs:
                     sizes[id(e)] = None
                 continue
+            open_end = rng[2] >= 1 << 40
             starts = sorted({buf.offset + (e.offset or 0) for e in evs})
             for e in evs:
                 start = buf.offset + (e.offset or 0)
                 later = [s for s in starts if s > start]
-                sizes[id(e)] = (later[0] if later else rng[2]) - start
+                sizes[id(e)] = (later[0] - start) if later else (None if open_end else rng[2] - start)
+        by_site: dict[int, set[int | None]] = {}
+        for ev in self.model.trace.all_events():
+            if ev.kind == K.TMA_LOAD and id(ev) in sizes:
+                by_site.setdefault(id(ev.node), set()).add(sizes[id(ev)])
+        for ev in self.model.trace.all_events():
+            if ev.kind == K.TMA_LOAD and sizes.get(id(ev), 0) is None:
+                known = by_site.get(id(ev.node), set()) - {None}
+                if len(known) == 1:
+                    sizes[id(ev)] = next(iter(known))
         return sizes
 
     def _counts(self) -> list[ProtocolIssue]:

@@ -130,13 +130,19 @@ def halve_init_count() -> Mutant:
     return Mutant("halve-mbarrier-init", SM90, "mbarrier-arrival-count", "\n".join(lines), init + 1)
 
 
-def halve_expect_tx() -> Mutant:
-    lines = _lines(SM90)
+def halve_expect_tx(fixture: str = SM90, name: str = "halve-expect-tx") -> Mutant:
+    lines = _lines(fixture)
     at = _find(lines, r"arrive_and_expect_tx\(\d+\)")
     value = int(re.search(r"arrive_and_expect_tx\((\d+)\)", lines[at]).group(1))
     lines[at] = lines[at].replace(f"arrive_and_expect_tx({value})", f"arrive_and_expect_tx({value // 2})")
     first_expect = _find(lines, r"expect_transaction\(|arrive_and_expect_tx\(")
-    return Mutant("halve-expect-tx", SM90, "mbarrier-tx-bytes", "\n".join(lines), first_expect + 1)
+    return Mutant(name, fixture, "mbarrier-tx-bytes", "\n".join(lines), first_expect + 1)
+
+
+def halve_expect_tx_single_stage() -> Mutant:
+    """num_stages=1: the last dynamic buffer has no end in the CUDA text; its TMA boxes are sized
+    by the other loads of the same call."""
+    return halve_expect_tx("gemm_f16_sm_90_s1.cu", "halve-expect-tx-single-stage")
 
 
 def drop_producer_parity_flip() -> Mutant:
@@ -290,7 +296,7 @@ BASE_OPERATORS: tuple[Callable[[], Mutant], ...] = (
     drop_barrier_after_wait, drop_loop_head_barrier, wait_too_shallow, wait_collapsed, drop_commit,
     duplicate_barrier, barrier_in_thread_branch, halve_init_count, halve_expect_tx,
     drop_producer_parity_flip, drop_fence_barrier_init, drop_consumer_release, tma_into_slot_zero,
-    drop_tma_store_fence,
+    drop_tma_store_fence, halve_expect_tx_single_stage,
 )
 REAL_WORLD_OPERATORS: tuple[Callable[[], Mutant], ...] = (
     runtime_trip_parity, runtime_trip_drop_release, guarded_copy_wait_shallow,
