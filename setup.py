@@ -6,7 +6,15 @@ namespace.  Packages are *found* under each folder, never listed by hand, so
 a new subpackage cannot be left out of the wheel again.  Everything else
 (metadata, entry points, extras) lives in pyproject.toml.
 """
+import os
+
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
+
+PTH = "pipelint-tilelang.pth"
+# One line, run by `site` at every start-up: costs an environment lookup unless PIPELINT_TILELANG is set.
+PTH_LINE = ('import os; os.environ.get("PIPELINT_TILELANG", "off").strip().lower() in ("", "off") '
+            'or __import__("pipelint._tilelang_hook")\n')
 
 FOLDERS = {               # import name -> folder in the repository
     "pipelint": "analyzer",
@@ -24,7 +32,21 @@ def _packages() -> list[str]:
     return found
 
 
+class BuildWithHook(build_py):
+    """Also put `pipelint-tilelang.pth` at the top of the wheel (site-packages), so that
+    PIPELINT_TILELANG=warn lints kernels in programs that never import pipelint."""
+
+    def run(self) -> None:
+        super().run()
+        with open(os.path.join(self.build_lib, PTH), "w", encoding="utf-8") as fh:
+            fh.write(PTH_LINE)
+
+    def get_outputs(self, include_bytecode: bool = True) -> list[str]:
+        return [*super().get_outputs(include_bytecode), os.path.join(self.build_lib, PTH)]
+
+
 setup(
+    cmdclass={"build_py": BuildWithHook},
     packages=_packages(),
     package_dir=FOLDERS,
     package_data={"pipelint": ["py.typed"], "pipelint.grammars": ["*.lark"], "pipelint.rule_docs": ["*.md"]},

@@ -32,12 +32,15 @@ def origin_locations(model: KernelModel, node: A.Node) -> list[Location]:
     out = []
     origin = lines.origin(node.span.line)
     if origin is not None and origin.file:
-        out.append(Location(origin.file, origin.line, 1, None, None, "TileLang source of this line"))
         if is_tilelang_internal(origin.file):
+            # TileLang's own frames (its macro generators) are not where anyone edits: the
+            # user's kernel statement stands for them
             user = lines.user_origin(node.span.line)
             if user is not None:
                 out.append(Location(user.file, user.line, 1, None, None,
                                     "kernel statement this code was generated from"))
+        else:
+            out.append(Location(origin.file, origin.line, 1, None, None, "TileLang source of this line"))
     return out
 
 

@@ -121,6 +121,11 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fail-on", choices=("error", "warning", "note"), default=None,
                    help="lowest severity that makes the exit code 1 (default warning)")
     p.add_argument("--statistics", action="store_true", help="print counts per rule")
+    p.add_argument("--primary-location", choices=("cuda", "python"), default=None,
+                   help="where findings point first: the .cu line (default) or the user's TileLang line "
+                        "(from #line; the .cu line becomes related)")
+    p.add_argument("--path-map", action="append", default=None, metavar="OLD=NEW",
+                   help="rebase #line paths starting with OLD (written on another machine) to NEW (repeatable)")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="colour the text output (auto: on terminals and with FORCE_COLOR; NO_COLOR turns it off)")
     p.add_argument("--disable-plugin", action="append", default=[], metavar="NAME",

@@ -19,12 +19,14 @@ from typing import Any
 from .errors import UsageError
 from .findings import Finding, Location, Report, Severity
 from .pluginhost import PluginHost
+from .relocate import python_origin
 from .selection import Selection, Universe, split_words
-from .suppress import Suppressions, suppressions_in
+from .suppress import Suppressions, python_suppressed, suppressions_in
 
 KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "per-kernel-ignores", "severity",
         "fail-on", "max-file-size", "jobs", "time-budget", "memory-budget", "cache-dir", "cache",
-        "exclude", "extend-exclude", "respect-gitignore", "force-exclude", "plugins"}
+        "exclude", "extend-exclude", "respect-gitignore", "force-exclude", "plugins", "primary-location",
+        "path-map"}
 
 
 @dataclass
@@ -48,6 +50,8 @@ class Config:
     respect_gitignore: bool = True
     force_exclude: bool = False
     plugins: dict[str, dict] = field(default_factory=dict)   # [tool.pipelint.plugins.NAME] tables
+    primary_location: str | None = None     # "python" or "cuda"
+    path_map: tuple[str, ...] = ()          # OLD=NEW prefixes for `#line` paths
 
     @property
     def root(self) -> Path:
@@ -158,6 +162,13 @@ def load_config(paths: Sequence[str], explicit: str | None, host: PluginHost) ->
     for key in ("respect-gitignore", "force-exclude"):
         if key in table:
             setattr(cfg, key.replace("-", "_"), _flag(table, key, where))
+    if "primary-location" in table:
+        if table["primary-location"] not in ("python", "cuda"):
+            raise UsageError(f"{where} primary-location: expected \"python\" or \"cuda\", got "
+                             f"{table['primary-location']!r}")
+        cfg.primary_location = table["primary-location"]
+    if "path-map" in table:
+        cfg.path_map = _patterns(table, "path-map", where)
     plugins = table.get("plugins", {})
     if not isinstance(plugins, dict) or not all(isinstance(v, dict) for v in plugins.values()):
         raise UsageError(f"{where} plugins: expected tables [tool.pipelint.plugins.NAME]")
@@ -242,6 +253,11 @@ def apply_config(report: Report, cfg: Config, args: argparse.Namespace, host: Pl
             f = replace(f, severity=cfg.severity[f.rule])
         kept.append(f)
     report.findings = kept
+    from .relocate import map_paths, parse_path_map, python_first
+
+    map_paths(report, parse_path_map([*cfg.path_map, *(getattr(args, "path_map", None) or [])]))
+    if (getattr(args, "primary_location", None) or cfg.primary_location) == "python":
+        python_first(report)
     _apply_baseline(report, args)
     if getattr(args, "fail_on", None):
         return Severity.parse(args.fail_on)
@@ -269,6 +285,10 @@ def _apply_suppressions(report: Report, on: Callable[..., bool]) -> None:
             rules = sup.get(line, (set(), 0))[0]
             if f.rule in rules:
                 hit = line
+        origin = python_origin(f)
+        if hit is None and origin is not None and python_suppressed(origin.path, origin.line, f.rule):
+            report.suppressed.append(f)         # `# pipelint: ignore[RULE]` on the TileLang line
+            continue
         if hit is not None:
             used.add((path, hit, f.rule))
             report.suppressed.append(f)

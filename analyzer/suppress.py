@@ -12,6 +12,30 @@ SUPPRESS = re.compile(r"//\s*pipelint:\s*ignore(?:\[([^\]]*)\])?")
 Suppressions = tuple[tuple[int, tuple[str, ...], int], ...]
 
 
+PYTHON_SUPPRESS = re.compile(r"#\s*pipelint:\s*ignore\[([^\]]*)\]")
+_PYTHON: dict[str, dict[int, set[str]]] = {}
+
+
+def python_suppressed(path: str, line: int, rule: str) -> bool:
+    """Whether `# pipelint: ignore[RULE]` on line `line` of a TileLang Python file names `rule`
+    (the `.cu` is regenerated; the Python is what people edit)."""
+    if path not in _PYTHON:
+        found: dict[int, set[str]] = {}
+        try:
+            import os
+
+            if os.path.isfile(path):
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    for n, text in enumerate(fh, 1):
+                        m = PYTHON_SUPPRESS.search(text)
+                        if m:
+                            found[n] = {r.strip() for r in m.group(1).split(",") if r.strip()}
+        except OSError:
+            pass
+        _PYTHON[path] = found
+    return rule in _PYTHON[path].get(line, set())
+
+
 def suppressions_in(text: str) -> Suppressions:
     """(line, rule ids, column) of each suppression comment; an empty rule tuple for a bare
     `pipelint: ignore` (reported: it must name its rules)."""

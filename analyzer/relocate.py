@@ -1,0 +1,67 @@
+"""Report transforms on locations: Python-line-first findings and `#line` path rebasing.
+
+People edit the TileLang Python, not the regenerated `.cu`.  With
+`--primary-location python` a finding's primary location becomes the user's
+kernel statement (from `#line`) and the `.cu` position a related one; GitHub
+annotations and code scanning then point at the line to change.
+`--path-map OLD=NEW` rebases `#line` paths written on another machine.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from .cuda.linemap import is_tilelang_internal
+from .findings import Finding, Location, Report
+
+ORIGIN_MESSAGES = ("kernel statement this code was generated from", "TileLang source of this line")
+
+
+def python_origin(f: Finding) -> Location | None:
+    """The user's TileLang line a finding maps to (never a line of TileLang's own files)."""
+    for wanted in ORIGIN_MESSAGES:
+        for rel in f.related:
+            if rel.message == wanted and rel.path.endswith(".py") and not is_tilelang_internal(rel.path):
+                return rel
+    return None
+
+
+def python_first(report: Report) -> None:
+    """Make each finding's Python origin its primary location; the `.cu` span becomes related."""
+    report.findings = [_python_first(f) for f in report.findings]
+
+
+def _python_first(f: Finding) -> Finding:
+    origin = python_origin(f)
+    if origin is None:
+        return f
+    cu = replace(f.location, message="generated CUDA")
+    rest = tuple(r for r in f.related if r is not origin and r.message not in ORIGIN_MESSAGES)
+    return replace(f, location=Location(origin.path, origin.line, 1, origin.line, None), related=(cu, *rest))
+
+
+def parse_path_map(items: Iterable[str]) -> list[tuple[str, str]]:
+    from .errors import UsageError
+
+    pairs = []
+    for item in items:
+        old, sep, new = item.partition("=")
+        if not sep or not old:
+            raise UsageError(f"--path-map: expected OLD=NEW, got {item!r}")
+        pairs.append((old, new))
+    return pairs
+
+
+def map_paths(report: Report, pairs: list[tuple[str, str]]) -> None:
+    """Rebase every location whose path starts with an OLD prefix (the first that matches)."""
+    if not pairs:
+        return
+
+    def fix(loc: Location) -> Location:
+        for old, new in pairs:
+            if loc.path.startswith(old):
+                return replace(loc, path=new + loc.path[len(old):])
+        return loc
+
+    report.findings = [replace(f, location=fix(f.location), related=tuple(fix(r) for r in f.related))
+                       for f in report.findings]

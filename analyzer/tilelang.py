@@ -1,0 +1,180 @@
+"""Lint every kernel TileLang generates, at the moment it is generated, at the user's Python line.
+
+    import pipelint.tilelang
+    pipelint.tilelang.install(mode="warn")      # or "error"; uninstall() puts things back
+
+or, for code you cannot edit, `PIPELINT_TILELANG=warn|error` in the environment (the
+`pipelint-tilelang.pth` hook installs it when TileLang is imported).
+
+pipelint registers itself as TileLang's CUDA post-processing callback, the hook every
+generated kernel passes through before nvcc — `tilelang.compile`, `@tilelang.jit`, the
+autotuner and `tilelang.tools.compile_only` alike.  A callback that was registered before
+is kept and runs first; pipelint only reads the source and returns it unchanged.
+
+* `warn`: each finding is a `PipelineWarning` (a `UserWarning`) issued with
+  `warnings.warn_explicit` at the kernel statement in the user's TileLang file (`#line`),
+  so `-W error`, `filterwarnings` and pytest's warning capture apply as usual.
+* `error`: findings at error severity raise `PipelineError` listing them (warnings are
+  still warnings).
+
+The project's `[tool.pipelint]` (select, ignore, severity, per-kernel-ignores) applies, found
+from the current folder; `# pipelint: ignore[RULE]` on the TileLang line suppresses.
+Importing this module does not import TileLang; `install` does.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .findings import Finding, Report, Severity
+
+__all__ = ["PipelineError", "PipelineWarning", "install", "installed", "lint_cuda", "prune", "stats", "uninstall"]
+
+CALLBACK = "tilelang_callback_cuda_postproc"
+ENV = "PIPELINT_TILELANG"
+MODES = ("warn", "error", "off")
+
+
+class PipelineWarning(UserWarning):
+    """A pipelint finding on a kernel TileLang just generated, at the TileLang source line."""
+
+
+class PipelineError(RuntimeError):
+    """Error-severity pipelint findings on a kernel TileLang just generated (`mode="error"`)."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        self.findings = findings
+        lines = [f"{_where(f)}: {f.rule}: {f.message}" for f in findings]
+        super().__init__(f"pipelint found {len(findings)} error(s) in a generated kernel:\n" + "\n".join(lines))
+
+
+@dataclass
+class _State:
+    mode: str = "off"
+    previous: Any = None            # the callback that was registered before ours (or None)
+    installed: bool = False
+    seconds: list[float] = field(default_factory=list)    # pipelint's time per kernel
+    host: Any = None
+    config: Any = None
+
+
+_STATE = _State()
+
+
+def installed() -> bool:
+    return _STATE.installed
+
+
+def stats() -> dict[str, float]:
+    """Kernels checked since `install` and pipelint's time on them (for measuring its cost)."""
+    s = _STATE.seconds
+    return {"kernels": len(s), "total_s": sum(s), "mean_s": sum(s) / len(s) if s else 0.0}
+
+
+def install(mode: str = "warn", config: str | None = None) -> None:
+    """Register pipelint as TileLang's CUDA post-processing callback (`mode`: warn, error or
+    off); `config` is a pyproject.toml to read `[tool.pipelint]` from (default: found from the
+    current folder)."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if mode == "off":
+        uninstall()
+        return
+    import tvm_ffi
+
+    from .config import load_config
+    from .pluginhost import load_plugins
+
+    _STATE.host = load_plugins()
+    _STATE.config = load_config([os.getcwd()], config, _STATE.host)
+    _STATE.host.configure(_STATE.config.plugins)
+    if not _STATE.installed:
+        _STATE.previous = tvm_ffi.get_global_func(CALLBACK, allow_missing=True)
+    _STATE.mode = mode
+    _STATE.installed = True
+    tvm_ffi.register_global_func(CALLBACK, f=_callback, override=True)
+
+
+def uninstall() -> None:
+    """Put back the callback that was registered before `install` (or none)."""
+    if not _STATE.installed:
+        return
+    import tvm_ffi
+
+    if _STATE.previous is not None:
+        tvm_ffi.register_global_func(CALLBACK, f=_STATE.previous, override=True)
+    else:
+        tvm_ffi.remove_global_func(CALLBACK)
+    _STATE.installed, _STATE.previous, _STATE.mode = False, None, "off"
+
+
+def _callback(code: str, target: Any) -> str:
+    if _STATE.previous is not None:
+        code = str(_STATE.previous(code, target))
+    started = time.perf_counter()
+    findings = lint_cuda(code)
+    _STATE.seconds.append(time.perf_counter() - started)
+    errors = [f for f in findings if f.severity == Severity.ERROR] if _STATE.mode == "error" else []
+    for f in findings:
+        if f not in errors:
+            _warn(f)
+    if errors:
+        raise PipelineError(errors)
+    return code
+
+
+def lint_cuda(code: str, host: Any = None, config: Any = None) -> list[Finding]:
+    """Check one generated CUDA source with the project's configuration applied; findings
+    carry the TileLang Python line as their primary location."""
+    from .config import Config, apply_config
+    from .engine import analyze_source
+    from .findings import FileResult
+    from .pluginhost import load_plugins
+    from .relocate import python_first
+
+    host = host or _STATE.host or load_plugins()
+    config = config or _STATE.config or Config()
+    result, findings, errors, _ = analyze_source("<tilelang kernel>.cu", code, host)
+    report = Report(rules=dict(host.rules), errors=list(errors))
+    report.files.append(FileResult(result.path, result.parsed, result.kernels, result.error, suppressions=()))
+    report.findings = findings
+    apply_config(report, config, argparse.Namespace(select=None, ignore=None, extend_select=None, fail_on=None,
+                                                    baseline=None, write_baseline=None), host)
+    python_first(report)
+    return report.sorted_findings()
+
+
+def _where(f: Finding) -> str:
+    return f"{f.location.path}:{f.location.line}"
+
+
+def _warn(f: Finding) -> None:
+    loc = f.location
+    text = f"[{f.rule}] {f.message}" + (f" (help: {f.help})" if f.help else "")
+    warnings.warn_explicit(text, PipelineWarning, filename=loc.path, lineno=loc.line or 1,
+                           module="pipelint.tilelang", registry=None)
+
+
+# ---------------------------------------------------------------- the autotuner
+def prune(configs: Iterable[dict], check: Callable[[dict], dict]) -> list[dict]:
+    """The configurations worth timing: those whose `check(config)` verdict (as written by
+    `pipelint lower --configs all --format json`: `{"ruled_out": reason or None}`) rules
+    nothing out."""
+    return [c for c in configs if not check(c).get("ruled_out")]
+
+
+def _autoinstall_from_env() -> None:
+    """Called by the `.pth` hook once TileLang is imported, when PIPELINT_TILELANG is set."""
+    mode = os.environ.get(ENV, "off").strip().lower() or "off"
+    if mode == "off":
+        return
+    try:
+        install(mode)
+    except Exception as exc:  # noqa: BLE001 - never break the user's program at import
+        print(f"pipelint: {ENV}={mode}: could not install: {exc}", file=sys.stderr)
