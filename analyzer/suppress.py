@@ -5,7 +5,9 @@ never reads the file again.
 """
 from __future__ import annotations
 
+import os
 import re
+import stat
 
 SUPPRESS = re.compile(r"//\s*pipelint:\s*ignore(?:\[([^\]]*)\])?")
 
@@ -13,27 +15,33 @@ Suppressions = tuple[tuple[int, tuple[str, ...], int], ...]
 
 
 PYTHON_SUPPRESS = re.compile(r"#\s*pipelint:\s*ignore\[([^\]]*)\]")
-_PYTHON: dict[str, dict[int, set[str]]] = {}
+_PYTHON: dict[tuple, dict[int, set[str]]] = {}
 
 
 def python_suppressed(path: str, line: int, rule: str) -> bool:
     """Whether `# pipelint: ignore[RULE]` on line `line` of a TileLang Python file names `rule`
-    (the `.cu` is regenerated; the Python is what people edit)."""
-    if path not in _PYTHON:
+    (the `.cu` is regenerated; the Python is what people edit).  Read once per file version."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    key = (os.path.abspath(path), st.st_mtime_ns, st.st_size)
+    if key not in _PYTHON:
         found: dict[int, set[str]] = {}
         try:
-            import os
-
-            if os.path.isfile(path):
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    for n, text in enumerate(fh, 1):
-                        m = PYTHON_SUPPRESS.search(text)
-                        if m:
-                            found[n] = {r.strip() for r in m.group(1).split(",") if r.strip()}
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for n, text in enumerate(fh, 1):
+                    m = PYTHON_SUPPRESS.search(text)
+                    if m:
+                        found[n] = {r.strip() for r in m.group(1).split(",") if r.strip()}
         except OSError:
             pass
-        _PYTHON[path] = found
-    return rule in _PYTHON[path].get(line, set())
+        if len(_PYTHON) > 256:
+            _PYTHON.clear()
+        _PYTHON[key] = found
+    return rule in _PYTHON[key].get(line, set())
 
 
 def suppressions_in(text: str) -> Suppressions:

@@ -28,7 +28,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,11 +162,20 @@ def _warn(f: Finding) -> None:
 
 
 # ---------------------------------------------------------------- the autotuner
-def prune(configs: Iterable[dict], check: Callable[[dict], dict]) -> list[dict]:
-    """The configurations worth timing: those whose `check(config)` verdict (as written by
-    `pipelint lower --configs all --format json`: `{"ruled_out": reason or None}`) rules
-    nothing out."""
-    return [c for c in configs if not check(c).get("ruled_out")]
+def prune(configs: Iterable[dict], verdicts: dict | list | str) -> list[dict]:
+    """The configurations worth timing, in the autotuner's order.
+
+    `verdicts` is what `pipelint lower KERNEL --configs all --format json` wrote (the document,
+    its `configs` list, or the path of the file): a configuration it ruled out (does not lower,
+    over the shared-memory budget, error findings) is dropped; one it never saw is kept.
+    """
+    import json
+    from pathlib import Path
+
+    doc: Any = json.loads(Path(verdicts).read_text()) if isinstance(verdicts, str) else verdicts
+    rows: list[dict] = doc.get("configs", []) if isinstance(doc, dict) else list(doc)
+    out = {json.dumps(r["config"], sort_keys=True) for r in rows if r.get("ruled_out")}
+    return [c for c in configs if json.dumps(c, sort_keys=True) not in out]
 
 
 def _autoinstall_from_env() -> None:

@@ -188,3 +188,22 @@ def test_diagnostic_line_skips_the_source_caret():
                "  --> examples/k.py:12:5\n   |\n12 |     for k in T.Pipelined(n):\n   |     ^^^^^^^^\n")
     assert diagnostic_line(message) == "InternalError: Check failed: (extent) is false: loop extent must be constant"
     assert diagnostic_line("ValueError: plain") == "ValueError: plain"
+
+
+def test_configs_all_lowers_every_autotune_configuration_and_prunes(lower, tmp_path):
+    out = tmp_path / "configs.json"
+    res = lower(PY / "autotuned.py", "--configs", "all", "--arch", "sm_90", "--format", "json", "-o", str(out))
+    assert res.code == 0, res.err
+    doc = json.loads(out.read_text())
+    assert [r["config"] for r in doc["configs"]] == [{"block_K": 32, "num_stages": 2},
+                                                      {"block_K": 64, "num_stages": 3}]
+    assert all(r["variants"] and r["variants"][0]["num_stages"] == r["config"]["num_stages"] for r in doc["configs"])
+    assert doc["summary"]["configs"] == 2 and doc["summary"]["ruled_out"] == 0
+    from pipelint.tilelang import prune
+
+    ruled = {"configs": [{"config": {"block_K": 64, "num_stages": 3}, "ruled_out": "over the shared-memory budget"}]}
+    assert prune([{"block_K": 32, "num_stages": 2}, {"block_K": 64, "num_stages": 3}], ruled) == [
+        {"block_K": 32, "num_stages": 2}]
+    assert prune([{"block_K": 32, "num_stages": 2}], str(out)) == [{"block_K": 32, "num_stages": 2}]
+    plain = lower(PY / "autotuned.py", "--configs", "x", "--arch", "sm_90")
+    assert plain.code == 2

@@ -64,9 +64,39 @@ def test_sarif_is_schema_valid_and_has_what_github_reads(run_cli, workdir, schem
     race = next(r for r in results if r["ruleId"] == "missing-barrier")
     assert any(rel["physicalLocation"]["artifactLocation"]["uri"].endswith(".py")
                for rel in race["relatedLocations"])
+    # the message links its related locations (code scanning shows only linked ones) ...
+    assert "[the wait that completes the copy](0)" in race["message"]["text"]
+    # ... and the copy -> wait -> read chain is a code flow, in program order
+    flow = race["codeFlows"][0]["threadFlows"][0]["locations"]
+    lines = [step["location"]["physicalLocation"]["region"]["startLine"] for step in flow]
+    assert len(flow) >= 3 and lines == sorted(lines)
     inv = run["invocations"][0]
     assert inv["executionSuccessful"] is True
     assert any("broken.cu" in n["message"]["text"] for n in inv["toolExecutionNotifications"])
+
+
+def test_python_line_first_path_map_and_python_suppressions(run_cli, workdir):
+    res = run_cli("check", "kernels/race.cu", "--format", "json", "--primary-location", "python")
+    race = next(f for f in json.loads(res.out)["findings"] if f["rule"] == "missing-barrier")
+    assert race["path"] == "examples/gemm.py"
+    assert race["related"][0]["path"] == "kernels/race.cu" and race["related"][0]["message"] == "generated CUDA"
+    github = run_cli("check", "kernels/race.cu", "--format", "github", "--primary-location", "python").out
+    assert "::error file=examples/gemm.py,line=" in github
+    moved = run_cli("check", "kernels/race.cu", "--format", "json", "--path-map", "examples/=src/kernels/")
+    paths = {r["path"] for f in json.loads(moved.out)["findings"] for r in f["related"]}
+    assert "src/kernels/gemm.py" in paths and "examples/gemm.py" not in paths
+    _write_config(workdir, 'primary-location = "python"\npath-map = ["examples/=src/"]\n')
+    configured = json.loads(run_cli("check", "kernels/race.cu", "--format", "json").out)["findings"]
+    assert any(f["path"] == "src/gemm.py" for f in configured)
+    # `# pipelint: ignore[RULE]` on the TileLang Python line the finding maps to
+    (workdir / "pyproject.toml").unlink()
+    line = race["line"]
+    (workdir / "examples").mkdir()
+    py = (workdir / "examples" / "gemm.py")
+    py.write_text("".join("# pipelint: ignore[missing-barrier]\n" if n == line else "\n" for n in range(1, line + 2)))
+    after = json.loads(run_cli("check", "kernels/race.cu", "--format", "json").out)["findings"]
+    assert not [f for f in after if f["rule"] == "missing-barrier" and f["related"] and
+                any(r["path"] == "examples/gemm.py" and r["line"] == line for r in f["related"])]
 
 
 def test_fingerprints_are_stable_across_runs_and_when_lines_move(run_cli, workdir):

@@ -39,6 +39,9 @@ def add_parsers(sub: argparse._SubParsersAction, add_output_options: Callable[[a
     p.add_argument("--trace", choices=("terminal", "html", "both"), default=None,
                    help="pass TileLang's TL_LOWER_TRACE through (written next to the dump)")
     p.add_argument("--no-cache", action="store_true", help="lower every variant again (ignore the lowering cache)")
+    p.add_argument("--configs", default=None, metavar="all|N",
+                   help="for an @autotune kernel: lower and check every configuration the autotuner would try "
+                        "(or the first N) and say which are ruled out before timing")
     add_output_options(p)
     p.set_defaults(func=cmd_lower)
     from .diff import add_parser as add_diff
@@ -53,6 +56,11 @@ def cmd_lower(args: argparse.Namespace, host: PluginHost) -> int:
 
 def _lower(args, host, scratch: Path) -> int:
     from ..lowering.driver import KernelRef, lower_variants, parse_params
+
+    if args.configs:
+        from .configs import lower_configs
+
+        return lower_configs(args, host, scratch)
 
     ref = KernelRef.parse(args.kernel)
     params = parse_params(args.param)

@@ -164,7 +164,8 @@ def default_cache_dir() -> Path:
 def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: dict, *,
                    jobs: int = 0, timeout: float = 300.0, cache_dir: Path | None = None,
                    trace: str | None = None, trace_dir: Path | None = None,
-                   on_done: Callable[[Variant], None] | None = None) -> tuple[dict, list[Variant]]:
+                   on_done: Callable[[Variant], None] | None = None,
+                   known: dict | None = None) -> tuple[dict, list[Variant]]:
     """Lower every arch x num_stages variant (cached, in parallel worker processes); `on_done`
     is called once per variant as it finishes (a cached one at once), from worker threads."""
     validate(ref, archs, stages)
@@ -189,7 +190,7 @@ def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: 
         pending.append((v, path))
     info = {"name": ref.name, "tilelang": tl_version}
     if pending:
-        found = discover(ref, timeout)
+        found = known or discover(ref, timeout)
         info.update(name=found["name"], kind=found["kind"], stage_param=found.get("stage_param"))
         if "configs" in found:
             info["configs"] = found["configs"]

@@ -82,6 +82,16 @@ def _result(f: Finding, index: int, root: Path, suppressed: bool) -> dict[str, A
                for i, r in enumerate(f.related[:MAX_RELATED])]
     if related:
         result["relatedLocations"] = related
+        # code scanning shows related locations only when the message links them
+        links = [f"[{r.message}]({i})" for i, r in enumerate(f.related[:MAX_RELATED]) if r.message]
+        result["message"]["text"] = f"{f.message} (see {', '.join(links)})" if links else f.message
+    steps = [r for r in f.related[:MAX_RELATED] if r.path == f.location.path]
+    if len(steps) >= 2:
+        # the chain that makes the hazard (copy -> wait -> read, arrive -> wait), in program text order
+        chain = sorted([*steps, f.location], key=lambda loc: (loc.line, loc.column))
+        result["codeFlows"] = [{"threadFlows": [{"locations": [
+            {"location": {"physicalLocation": _physical(loc, root),
+                          "message": {"text": loc.message or f.message}}} for loc in chain]}]}]
     lh = line_hash(f.location.path, f.location.line)
     if lh:
         result["partialFingerprints"] = {"primaryLocationLineHash": lh}
