@@ -228,7 +228,7 @@ def measure(args: argparse.Namespace, host: PluginHost) -> dict:
         "torch": torch.__version__, "tilelang": tilelang_version(), "arch": arch,
         "reference": args.reference, "num_stages": args.num_stages, "tolerance": args.tolerance,
         "throughput_unit": "GB/s" if args.bytes else "TFLOP/s", "configs": [],
-        "command": "pipelint bench " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else None,
+        "command": portable_command(sys.argv[2:]) if len(sys.argv) > 2 else None,
     }
     started = time.perf_counter()
     compile_errors = _compile_all(args, ref, base, configs)
@@ -318,3 +318,15 @@ def _measure_variant(args, ref, params: dict, n: int, static: dict, error: str |
         v["status"] = "smem-exceeded" if any(w in text for w in SMEM_WORDS) else "launch-failed"
         v["error"] = text[:300]
         return v, None
+
+
+def portable_command(argv: list[str]) -> str:
+    """The command line as recorded in the JSON: no machine paths (an absolute path becomes
+    relative to the current folder when inside it, else its file name)."""
+    out = []
+    for arg in argv:
+        if os.path.isabs(arg):
+            rel = os.path.relpath(arg)
+            arg = rel if not rel.startswith("..") else os.path.basename(arg)
+        out.append(arg)
+    return "pipelint bench " + " ".join(out)

@@ -40,8 +40,10 @@ def agreement(v: dict) -> str | None:
     return f"static estimate {static} B != compiled kernel {real} B"
 
 
-def explain(v: dict, best_ms: float | None, min_barriers: int | None) -> list[str]:
-    """Why a variant is slow or failed, in terms of pipelint's static facts."""
+def explain(v: dict, best_ms: float | None, min_barriers: int | None,
+            tolerance: float = DEFAULT_TOLERANCE) -> list[str]:
+    """Why a variant is slow or failed, in terms of pipelint's static facts.  A variant more than
+    `tolerance` slower than the best says by how much, explained or not."""
     reasons = []
     status = v.get("status")
     if status == "smem-exceeded":
@@ -62,8 +64,9 @@ def explain(v: dict, best_ms: float | None, min_barriers: int | None) -> list[st
         reasons.append(f"{bpi} barriers per iteration (best variant: {min_barriers})")
     if "redundant-barrier" in rules:
         reasons.append("barrier on the critical path (redundant-barrier)")
-    if best_ms and v.get("latency_ms") and v["latency_ms"] > best_ms * 1.25 and not reasons:
-        reasons.append("slower than the best with no static explanation")
+    if best_ms and v.get("latency_ms") and v["latency_ms"] > best_ms * (1 + tolerance):
+        slower = f"{100 * (v['latency_ms'] / best_ms - 1):.0f}% slower than the best"
+        reasons.insert(0, slower if reasons else f"{slower}, with no static explanation")
     return reasons
 
 
@@ -81,7 +84,7 @@ def annotate(doc: dict, tolerance: float = DEFAULT_TOLERANCE) -> dict:
             if v.get("latency_ms") and ref:
                 v["fraction_of_reference"] = ref / v["latency_ms"]
             v["agreement"] = agreement(v)
-            v["explanation"] = explain(v, best, min_bars)
+            v["explanation"] = explain(v, best, min_bars, tolerance)
     return doc
 
 

@@ -35,7 +35,7 @@ def test_static_estimate_agrees_with_the_compiled_kernel(gemm):
 
 def test_explanations_come_from_static_facts():
     assert explain({"status": "ok", "latency_ms": 7.0, "static": {"versions": 1}}, 2.0, 0) == [
-        "single-buffered (1 version): each load waits for the previous compute"]
+        "250% slower than the best", "single-buffered (1 version): each load waits for the previous compute"]
     reasons = explain({"status": "ok", "latency_ms": 3.0,
                        "static": {"in_flight": 0, "rules": ["wait-too-deep", "redundant-barrier"],
                                   "barriers_per_iteration": 3}}, 2.0, 2)
@@ -43,6 +43,22 @@ def test_explanations_come_from_static_facts():
     assert "3 barriers per iteration (best variant: 2)" in reasons
     smem = explain({"status": "smem-exceeded", "static": {"rules": ["shared-memory-budget"]}}, None, None)
     assert smem == ["does not fit in shared memory (predicted: shared-memory-budget)"]
+
+
+def test_noticeably_slower_variants_are_flagged_even_without_a_static_reason():
+    # a variant 19% slower than the best used to get no note (the threshold was 1.25x)
+    assert explain({"status": "ok", "latency_ms": 1.19, "static": {}}, 1.0, 0) == [
+        "19% slower than the best, with no static explanation"]
+    assert explain({"status": "ok", "latency_ms": 1.03, "static": {}}, 1.0, 0) == []     # within the tolerance
+
+
+def test_recorded_runs_carry_no_machine_paths():
+    from pipelint.plugins.bench import portable_command
+
+    for record in (ROOT / "docs" / "bench").glob("*.json"):
+        text = record.read_text()
+        assert not any(p in text for p in ("/root/", "/home/", "/tmp/", "/work/")), record.name
+    assert portable_command(["k.py", "--output", "/root/out/run.json"]) == "pipelint bench k.py --output run.json"
 
 
 def test_annotated_record_fractions_and_table(gemm):
