@@ -131,18 +131,18 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
                 at = point(spot)
         elif i.kind in (I.WAR_UNOBSERVED, I.WAR_UNRELEASED):
             read = next((e for e, what in i.related if what in ("released-read", "read")), None)
-            spot = _release_spot(kernel, read) if read is not None else None
-            if read is not None and spot is not None:
-                at = point(spot)
+            release_at = _release_spot(kernel, read) if read is not None else None
+            if read is not None and release_at is not None:
+                at = point(release_at)
                 related = [(i.event.node, "the TMA load that overwrites the slot")] + related
                 help_line = (f"release {i.facts['buffer']} slot {i.facts['slot']} only after "
                              f"{kernel.roles[read.role]}'s last read of it (line {read.node.span.line}): "
-                             f"its arrive goes before line {spot.span.line}")
+                             f"its arrive goes before line {release_at.span.line}")
         elif i.kind == I.INIT_FENCE:
             last = next((e for e, what in i.related if what == "last-init"), None)
-            spot = statement_after(kernel.func, last.node) if last is not None else None
-            if spot is not None and spot.span.line <= i.event.node.span.line:
-                at = point(spot)
+            fence_at = statement_after(kernel.func, last.node) if last is not None else None
+            if fence_at is not None and fence_at.span.line <= i.event.node.span.line:
+                at = point(fence_at)
                 related = [(i.event.node, "first use of the barrier")] + related
         findings.append(make_finding(_R[_KIND_RULE[i.kind]], path, kernel, i.event.node, message, related,
                                      help=help_line, at=at))
