@@ -1,0 +1,235 @@
+"""`pipelint verify`: confirm static findings on a GPU (compute-sanitizer, output checks, hang timeouts).
+
+For each variant, the exact CUDA pipelint checked is compiled in place of what TileLang
+generates (TileLang's CUDA post-processing callback), run on deterministic inputs against a
+reference, and run again under compute-sanitizer racecheck and synccheck, each in its own
+process with a hang timeout.  The result is joined to the variant's static findings
+(`verify_join`): confirmed, static only, or dynamic only (a gap in pipelint, said loudly).
+
+    pipelint verify gemm.py:matmul --num-stages 2 3 --reference torch.matmul
+    pipelint verify --cu planted.cu --kernel-source gemm.py:matmul --num-stages 3 --param block_K=32
+
+GPU only: without one it says so in one line (exit 2).  The runner is
+`python -m pipelint.plugins.verify --run SPEC.json` (also used by docs/validation/).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from pipelint import hookimpl
+from pipelint.errors import UsageError
+
+SM80_ON_HOPPER = {"tl.disable_warp_specialized": True, "tl.disable_tma_lower": True}
+
+
+# ---------------------------------------------------------------- the runner (a process of its own)
+def run_spec(spec: dict) -> dict:
+    """Compile `spec["cuda"]`'s exact text for the kernel `spec` names, run it on seeded inputs,
+    save the outputs to `spec["out"]` and compare with `spec["reference"]` outputs if given."""
+    import tilelang
+    import torch
+    from tilelang.engine.callback import register_cuda_postproc
+
+    from pipelint.lowering import worker
+
+    text = Path(spec["cuda"]).read_text()
+    register_cuda_postproc(lambda code, target: text, override=True)
+    module = worker.load_module(spec["file"])
+    _, obj, kind = worker.find_kernel(module, spec["file"], spec.get("name"))
+    func, _ = worker.build_prim_func(obj, kind, dict(spec.get("params", {})), spec["num_stages"])
+    configs = SM80_ON_HOPPER if spec.get("arch") == "sm_80" else {}
+    kernel = tilelang.compile(func, out_idx=[spec.get("out_idx", -1)], target="cuda", pass_configs=configs)
+    torch.manual_seed(spec.get("seed", 0))
+    profiler = kernel.get_profiler(tensor_supply_type=tilelang.TensorSupplyType.Normal)
+    # run-time-bound sizes (`K` of a dynamic GEMM) get one concrete value
+    symbols = {d.name for p in profiler.params for d in p.shape if type(d).__name__ == "Var"}
+    inputs = profiler._get_inputs(dynamic_symbolic_constraints={s: spec.get("dynamic", 1024) for s in symbols}
+                                  or None)
+    out = kernel(*inputs)
+    torch.cuda.synchronize()
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    result: dict[str, Any] = {"ran": True}
+    if spec.get("out"):
+        torch.save([o.detach().cpu() for o in outs], spec["out"])
+    if spec.get("reference") and Path(spec["reference"]).is_file():
+        ref = torch.load(spec["reference"])
+        err = max(float((a.detach().cpu().float() - b.float()).abs().max()) for a, b in zip(outs, ref))
+        finite = all(bool(torch.isfinite(a.detach().cpu().float()).all()) for a in outs)
+        result.update(max_abs_error=err, correct=finite and err <= spec.get("atol", 1e-2) * 10)
+    return result
+
+
+def _runner_main(path: str) -> int:
+    spec = json.loads(Path(path).read_text())
+    print("RESULT " + json.dumps(run_spec(spec)), flush=True)
+    return 0
+
+
+# ---------------------------------------------------------------- one variant, three processes
+def dynamic_runs(spec: dict, tools: tuple[str, ...] = ("racecheck", "synccheck"), timeout: float = 120.0,
+                 env: dict | None = None) -> dict:
+    """The plain run (output check, hang timeout) and one run per sanitizer tool, in parallel."""
+    env = {**os.environ, "TILELANG_DISABLE_CACHE": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
+    folder = Path(tempfile.mkdtemp(prefix="pipelint-verify-"))
+    spec_path = folder / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    runner = [sys.executable, "-m", "pipelint.plugins.verify", "--run", str(spec_path)]
+
+    def one(tool: str) -> tuple[str, dict]:
+        cmd = runner if tool == "run" else ["compute-sanitizer", "--tool", tool, "--print-limit", "3", *runner]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+            text, code, timed_out = proc.stdout + proc.stderr, proc.returncode, False
+        except subprocess.TimeoutExpired as exc:
+            raw = exc.stdout or b""
+            text = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
+            code, timed_out = None, True
+        return tool, _parse(tool, text, code, timed_out)
+
+    with ThreadPoolExecutor(max_workers=1 + len(tools)) as pool:
+        return dict(pool.map(one, ("run", *tools)))
+
+
+def _parse(tool: str, text: str, code: int | None, timed_out: bool) -> dict:
+    result = re.search(r"^RESULT (.*)$", text, re.M)
+    if tool == "run":
+        found: dict[str, Any] = json.loads(result.group(1)) if result else {}
+        if timed_out:
+            found["timeout"] = True
+        elif not result:
+            found.update(crashed=True, tail=text[-400:])
+        return found
+    # racecheck: "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)";
+    # synccheck (like memcheck): "ERROR SUMMARY: N errors"
+    summary = re.search(r"RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?|ERROR SUMMARY: (\d+) errors?", text)
+    errors = int(summary.group(1) or summary.group(2)) if summary else None
+    reports = len(re.findall(r"^=+ (?:Error|Warning)", text, re.M))
+    return {"errors": errors, "timeout": timed_out, "ran": bool(result), "reports": reports}
+
+
+# ---------------------------------------------------------------- the command
+@hookimpl
+def pipelint_add_commands(subparsers: argparse._SubParsersAction) -> None:
+    from pipelint.cli import add_command
+
+    p = add_command(subparsers, "verify", "confirm static findings on a GPU (compute-sanitizer, outputs, hangs)",
+                    "Compile exactly the CUDA pipelint checked, run it against a reference and under "
+                    "compute-sanitizer racecheck and synccheck with a hang timeout, and join the result to the "
+                    "static findings: confirmed, static only, dynamic only. Needs a GPU and the tilelang extra.",
+                    ["pipelint verify gemm.py:matmul --num-stages 2 3",
+                     "pipelint verify --cu planted.cu --kernel-source gemm.py:matmul --num-stages 3"])
+    p.add_argument("kernel", nargs="?", metavar="FILE.py[:NAME]", help="the kernel to lower and run")
+    p.add_argument("--cu", default=None, metavar="FILE.cu", help="run this CUDA (edited or planted) instead of "
+                   "TileLang's, for the configuration of --kernel-source")
+    p.add_argument("--kernel-source", default=None, metavar="FILE.py[:NAME]", help="the kernel --cu belongs to")
+    p.add_argument("--num-stages", type=int, nargs="+", default=[2], metavar="N", help="num_stages values")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="a kernel parameter")
+    p.add_argument("--tools", default="racecheck,synccheck", help="compute-sanitizer tools (comma-separated)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds before a run counts as a hang")
+    p.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="output format")
+    p.add_argument("--output", "-o", default=None, help="write the report here")
+    p.set_defaults(func=cmd_verify)
+
+
+def cmd_verify(args: argparse.Namespace, host: Any) -> int:
+    try:
+        import torch
+        gpu = torch.cuda.is_available()
+    except ImportError:
+        gpu = False
+    if not gpu:
+        print("pipelint verify: no CUDA GPU here (verify runs kernels; `pipelint check` needs none)", file=sys.stderr)
+        return 2
+    source = args.kernel_source if args.cu else args.kernel
+    if not source:
+        raise UsageError("give FILE.py[:NAME], or --cu FILE.cu with --kernel-source FILE.py[:NAME]")
+    from pipelint.lowering.driver import KernelRef, parse_params
+
+    ref = KernelRef.parse(source)
+    params = parse_params(args.param)
+    major, minor = torch.cuda.get_device_capability()
+    arch = f"sm_{major}{minor}"
+    rows = [verify_variant(host, ref.file, ref.name, params, n, arch, Path(args.cu).read_text() if args.cu else None,
+                           tuple(t for t in args.tools.split(",") if t), args.timeout)
+            for n in args.num_stages]
+    text = render(args.format, rows, host)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 1 if any(r["join"]["verdict"] != "clean" for r in rows) else 0
+
+
+def verify_variant(host: Any, file: str, name: str | None, params: dict, n: int, arch: str, cuda: str | None,
+                   tools: tuple[str, ...], timeout: float) -> dict:
+    """Static findings and GPU runs of one variant; the reference is TileLang's own CUDA for it."""
+    from tilelang.tools.compile_only import compile_kernel_source
+
+    from pipelint.engine import analyze_source
+    from pipelint.lowering import worker
+
+    module = worker.load_module(file)
+    _, obj, kind = worker.find_kernel(module, file, name)
+    func, _ = worker.build_prim_func(obj, kind, dict(params), n)
+    generated = compile_kernel_source(func, {"kind": "cuda", "arch": arch})
+    text = cuda if cuda is not None else generated
+    folder = Path(tempfile.mkdtemp(prefix="pipelint-verify-"))
+    (folder / "variant.cu").write_text(text)
+    (folder / "reference.cu").write_text(generated)
+    base = {"file": file, "name": name, "params": params, "num_stages": n, "arch": arch}
+    dynamic_runs({**base, "cuda": str(folder / "reference.cu"), "out": str(folder / "reference.pt")}, (), timeout)
+    dynamic = dynamic_runs({**base, "cuda": str(folder / "variant.cu"), "out": str(folder / "variant.pt"),
+                            "reference": str(folder / "reference.pt") if cuda is not None else None}, tools, timeout)
+    _, findings, _, _ = analyze_source(str(folder / "variant.cu"), text, host)
+    return make_row(f"num_stages={n}", findings, dynamic, host)
+
+
+def make_row(variant: str, findings: list, dynamic: dict, host: Any) -> dict:
+    from pipelint.plugins.verify_join import join
+
+    severities = {f.rule: f.severity.value for f in findings}
+    return {"variant": variant, "static": sorted({f.rule for f in findings}), "dynamic": dynamic,
+            "join": join([f.rule for f in findings], dynamic, severities),
+            "findings": [{"rule": f.rule, "line": f.location.line, "message": f.message,
+                          "severity": f.severity.value} for f in findings]}
+
+
+def render(fmt: str, rows: list[dict], host: Any = None) -> str:
+    from pipelint.plugins.verify_join import render_table
+
+    if fmt == "json":
+        return json.dumps({"variants": rows}, indent=2, sort_keys=True) + "\n"
+    if fmt == "sarif":
+        from pipelint.findings import Finding, Location, Report, Severity
+        from pipelint.report.sarif import render as sarif
+
+        report = Report(rules=dict(host.rules) if host else {})
+        verdicts = {}
+        for r in rows:
+            for f in r["findings"]:
+                report.findings.append(Finding(f["rule"], Severity(f["severity"]), f["message"],
+                                               Location(r["variant"], f["line"])))
+                verdicts[(f["rule"], r["variant"], f["line"])] = r["join"]
+        doc = json.loads(sarif(report, host=host))
+        for result in doc["runs"][0]["results"]:       # the GPU's verdict as result properties
+            loc = result["locations"][0]["physicalLocation"]
+            from urllib.parse import unquote
+
+            key = (result["ruleId"], unquote(loc["artifactLocation"]["uri"]), loc["region"]["startLine"])
+            if key in verdicts:
+                result.setdefault("properties", {})["gpu"] = verdicts[key]
+        return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    return render_table(rows)
+
+
+if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--run":
+    sys.exit(_runner_main(sys.argv[2]))

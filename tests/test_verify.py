@@ -1,0 +1,82 @@
+"""`pipelint verify`'s joining and reporting, on the recorded H200 run of the mutation suite
+(docs/validation/mutation_suite.json); no GPU needed."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import ROOT
+
+from pipelint.plugins.verify import _parse, make_row, render
+from pipelint.plugins.verify_join import failures, join, render_table
+
+RECORD = json.loads((ROOT / "docs" / "validation" / "mutation_suite.json").read_text())
+ROWS = RECORD["rows"]
+
+
+def _rejoined(row):
+    severities = {f["rule"]: f["severity"] for f in row["findings"]}
+    return join([f["rule"] for f in row["findings"]], row["dynamic"], severities)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r["variant"])
+def test_recorded_verdicts_follow_from_the_recorded_data(row):
+    assert _rejoined(row) == row["join"]
+
+
+def test_the_recorded_run_has_no_dynamic_only_gap_and_no_false_alarm():
+    assert [r["variant"] for r in ROWS if r["join"]["verdict"] == "dynamic only"] == []
+    clean = [r for r in ROWS if r["kind"] in ("clean", "equivalent")]
+    assert clean and all(not r["join"]["static_errors"] and not r["join"]["dynamic_failures"] for r in clean)
+    defects = [r for r in ROWS if r["kind"] == "defect"]
+    assert len(defects) >= 20 and {r["planted_rule"] for r in defects} >= {"missing-barrier", "mbarrier-deadlock"}
+    # every planted defect is reported by pipelint (errors, or the performance rule it plants)
+    assert all(r["planted_rule"] in r["join"]["static_errors"] + r["join"]["static_other"] for r in defects)
+    # what the dynamic tools alone miss: the fence defects (static only)
+    assert {r["variant"] for r in defects if r["join"]["verdict"] == "static only"} == {
+        "drop-fence-barrier-init", "drop-tma-store-fence"}
+
+
+def test_failures_are_read_from_each_tool():
+    assert failures({"run": {"timeout": True}}) == ["hang"]
+    assert failures({"run": {"correct": False}, "racecheck": {"errors": 3}}) == ["output", "racecheck"]
+    assert failures({"run": {"crashed": True}, "synccheck": {"errors": 0}}) == ["crash"]
+    assert failures({"run": {"correct": True}, "racecheck": {"timeout": True, "reports": 2}}) == ["racecheck"]
+
+
+def test_join_matches_kinds():
+    sev = {"missing-barrier": "error", "mbarrier-deadlock": "error", "redundant-barrier": "warning"}
+    assert join(["missing-barrier"], {"racecheck": {"errors": 1}}, sev)["verdict"] == "confirmed"
+    assert join(["mbarrier-deadlock"], {"run": {"correct": False}}, sev)["verdict"] == "confirmed (different kind)"
+    assert join(["missing-barrier"], {}, sev)["verdict"] == "static only"
+    assert join([], {"run": {"timeout": True}}, sev)["verdict"] == "dynamic only"
+    assert join(["redundant-barrier"], {}, sev)["verdict"] == "static only (performance)"
+    table = render_table([{"variant": "v", "join": join([], {"run": {"timeout": True}}, sev)}])
+    assert "DYNAMIC ONLY (a gap in pipelint): v" in table
+
+
+def test_sanitizer_summaries_are_parsed():
+    race = "========= RACECHECK SUMMARY: 12 hazards displayed (10 errors, 2 warnings)\nRESULT {\"ran\": true}"
+    assert _parse("racecheck", race, 1, False)["errors"] == 10
+    assert _parse("synccheck", "========= ERROR SUMMARY: 0 errors\nRESULT {}", 0, False)["errors"] == 0
+    assert _parse("run", "boom", 1, False)["crashed"] is True
+    assert _parse("run", "", None, True)["timeout"] is True
+
+
+def test_reports_in_json_and_sarif_with_the_gpu_verdict_as_property():
+    from pipelint.findings import Finding, Location, Severity
+    from pipelint.pluginhost import load_plugins
+
+    host = load_plugins()
+    f = Finding("missing-barrier", Severity.ERROR, "race", Location("num_stages=2", 79, 5))
+    row = make_row("num_stages=2", [f], {"run": {"correct": False}, "racecheck": {"errors": 4}}, host)
+    doc = json.loads(render("json", [row], host))
+    assert doc["variants"][0]["join"]["verdict"] == "confirmed"
+    sarif = json.loads(render("sarif", [row], host))
+    [result] = sarif["runs"][0]["results"]
+    assert result["properties"]["gpu"]["verdict"] == "confirmed"
+
+
+def test_verify_without_a_gpu_says_so_in_one_line(run_cli):
+    res = run_cli("verify", "examples/gemm.py", "--num-stages", "2")
+    assert res.code == 2 and len(res.err.strip().splitlines()) == 1 and "no CUDA GPU" in res.err
