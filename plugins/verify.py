@@ -60,8 +60,15 @@ def run_spec(spec: dict) -> dict:
     result: dict[str, Any] = {"ran": True}
     if spec.get("out"):
         torch.save([o.detach().cpu() for o in outs], spec["out"])
-    if spec.get("reference") and Path(spec["reference"]).is_file():
-        ref = torch.load(spec["reference"])
+    ref = None
+    if spec.get("reference_expr"):             # `--reference torch.matmul`: on the same inputs
+        from pipelint.plugins.bench import _reference
+
+        expected = _reference(spec["reference_expr"])(*inputs)
+        ref = [t.detach().cpu() for t in (expected if isinstance(expected, (list, tuple)) else [expected])]
+    elif spec.get("reference") and Path(spec["reference"]).is_file():
+        ref = torch.load(spec["reference"])    # the outputs of TileLang's own CUDA for this variant
+    if ref is not None:
         err = max(float((a.detach().cpu().float() - b.float()).abs().max()) for a, b in zip(outs, ref))
         finite = all(bool(torch.isfinite(a.detach().cpu().float()).all()) for a in outs)
         result.update(max_abs_error=err, correct=finite and err <= spec.get("atol", 1e-2) * 10)
@@ -133,6 +140,11 @@ def pipelint_add_commands(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--kernel-source", default=None, metavar="FILE.py[:NAME]", help="the kernel --cu belongs to")
     p.add_argument("--num-stages", type=int, nargs="+", default=[2], metavar="N", help="num_stages values")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="a kernel parameter")
+    p.add_argument("--config", action="append", default=[], metavar="k=v,k=v",
+                   help="parameters of one tile configuration; variants are configurations x num_stages (repeatable)")
+    p.add_argument("--reference", default=None,
+                   help="what the outputs must equal, e.g. torch.matmul or a lambda over the inputs (default: "
+                        "with --cu, the outputs of TileLang's own CUDA for the configuration)")
     p.add_argument("--tools", default="racecheck,synccheck", help="compute-sanitizer tools (comma-separated)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds before a run counts as a hang")
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="output format")
@@ -156,11 +168,16 @@ def cmd_verify(args: argparse.Namespace, host: Any) -> int:
 
     ref = KernelRef.parse(source)
     params = parse_params(args.param)
+    from pipelint.plugins.bench import parse_config
+
     major, minor = torch.cuda.get_device_capability()
     arch = f"sm_{major}{minor}"
-    rows = [verify_variant(host, ref.file, ref.name, params, n, arch, Path(args.cu).read_text() if args.cu else None,
-                           tuple(t for t in args.tools.split(",") if t), args.timeout)
-            for n in args.num_stages]
+    configs = [parse_config(c) for c in args.config] or [{}]
+    rows = [verify_variant(host, ref.file, ref.name, {**params, **cfg}, n, arch,
+                           Path(args.cu).read_text() if args.cu else None,
+                           tuple(t for t in args.tools.split(",") if t), args.timeout, args.reference,
+                           label=",".join(f"{k}={v}" for k, v in cfg.items()))
+            for cfg in configs for n in args.num_stages]
     text = render(args.format, rows, host)
     if args.output:
         Path(args.output).write_text(text)
@@ -170,7 +187,7 @@ def cmd_verify(args: argparse.Namespace, host: Any) -> int:
 
 
 def verify_variant(host: Any, file: str, name: str | None, params: dict, n: int, arch: str, cuda: str | None,
-                   tools: tuple[str, ...], timeout: float) -> dict:
+                   tools: tuple[str, ...], timeout: float, reference: str | None = None, label: str = "") -> dict:
     """Static findings and GPU runs of one variant; the reference is TileLang's own CUDA for it."""
     from tilelang.tools.compile_only import compile_kernel_source
 
@@ -186,11 +203,13 @@ def verify_variant(host: Any, file: str, name: str | None, params: dict, n: int,
     (folder / "variant.cu").write_text(text)
     (folder / "reference.cu").write_text(generated)
     base = {"file": file, "name": name, "params": params, "num_stages": n, "arch": arch}
-    dynamic_runs({**base, "cuda": str(folder / "reference.cu"), "out": str(folder / "reference.pt")}, (), timeout)
+    if reference is None and cuda is not None:      # TileLang's own CUDA for this variant is the reference
+        dynamic_runs({**base, "cuda": str(folder / "reference.cu"), "out": str(folder / "reference.pt")}, (), timeout)
     dynamic = dynamic_runs({**base, "cuda": str(folder / "variant.cu"), "out": str(folder / "variant.pt"),
-                            "reference": str(folder / "reference.pt") if cuda is not None else None}, tools, timeout)
+                            "reference": str(folder / "reference.pt") if cuda is not None else None,
+                            "reference_expr": reference}, tools, timeout)
     _, findings, _, _ = analyze_source(str(folder / "variant.cu"), text, host)
-    return make_row(f"num_stages={n}", findings, dynamic, host)
+    return make_row(f"{label + ' ' if label else ''}num_stages={n}", findings, dynamic, host)
 
 
 def make_row(variant: str, findings: list, dynamic: dict, host: Any) -> dict:
