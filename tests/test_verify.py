@@ -80,3 +80,26 @@ def test_reports_in_json_and_sarif_with_the_gpu_verdict_as_property():
 def test_verify_without_a_gpu_says_so_in_one_line(run_cli):
     res = run_cli("verify", "examples/gemm.py", "--num-stages", "2")
     assert res.code == 2 and len(res.err.strip().splitlines()) == 1 and "no CUDA GPU" in res.err
+
+
+def test_sanitizers_run_the_kernel_without_the_reference(monkeypatch):
+    """A reference such as torch.matmul runs cuBLAS kernels: under racecheck their reports would be
+    blamed on the kernel (seen on the H200: 1 'error' on TileLang's clean GEMM until this)."""
+    import subprocess
+
+    from pipelint.plugins import verify
+
+    seen = {}
+
+    def fake_run(cmd, **kw):
+        spec = json.loads(open(cmd[-1]).read())
+        seen[cmd[2] if cmd[0] == "compute-sanitizer" else "run"] = spec
+        out = "RESULT {\"ran\": true}\n========= ERROR SUMMARY: 0 errors\n"
+        return subprocess.CompletedProcess(cmd, 0, out, "")
+
+    monkeypatch.setattr(verify.subprocess, "run", fake_run)
+    result = verify.dynamic_runs({"file": "k.py", "cuda": "k.cu", "reference_expr": "torch.matmul",
+                                  "reference": "ref.pt", "out": "out.pt"}, ("racecheck", "synccheck"), 5)
+    assert seen["run"]["reference_expr"] == "torch.matmul"
+    assert all("reference_expr" not in seen[t] and "reference" not in seen[t] for t in ("racecheck", "synccheck"))
+    assert result["synccheck"]["errors"] == 0 and result["run"]["ran"] is True
