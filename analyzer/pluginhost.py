@@ -13,7 +13,7 @@ import os
 import tomllib
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -117,8 +117,6 @@ def _stamp(f: Finding, plugin: str, rule: Rule) -> Finding:
     """The plugin's name, and the rule's general fix where the check gave no specific one."""
     if f.plugin and f.help:
         return f
-    from dataclasses import replace
-
     return replace(f, plugin=f.plugin or plugin, help=f.help or rule.help)
 
 

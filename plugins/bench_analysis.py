@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipelint.report.table import columns
+
 DEFAULT_TOLERANCE = 0.05
 
 
@@ -109,8 +111,7 @@ def render_table(doc: dict) -> str:
                          str(s.get("steady_wait", "-")) if s.get("steady_wait") is not None else "-",
                          "-" if s.get("barriers_per_iteration") is None else str(s["barriers_per_iteration"]),
                          "; ".join(v.get("explanation") or []) + (f"; {v['agreement']}" if v.get("agreement") else "")))
-        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        lines += columns(rows)
         k = cfg.get("knee")
         if k:
             lines.append(f"knee: num_stages={k['num_stages']} ({k['latency_ms']:.3f} ms, within "

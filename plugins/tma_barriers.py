@@ -153,12 +153,8 @@ def _missing_release(kernel: KernelModel, wait: Event) -> tuple[Event, A.Node] |
     """For a wait on a barrier no one arrives on: the read whose release is missing, and where
     its arrive belongs.  The waiting role next overwrites a slot (a TMA load, a store); the
     other role's last read of that slot in one iteration is what the barrier should release."""
-    events = kernel.trace.events[wait.role]
-    start = next((n for n, e in enumerate(events) if e is wait), None)
-    if start is None:
-        return None
     target = None
-    for e in events[start + 1:]:
+    for e in kernel.trace.after(wait):
         if e.kind == K.MBAR_WAIT:
             break                   # only what this wait guards: the writes before the next wait
         if e.buffer and e.access in ("async", "write"):
@@ -181,9 +177,7 @@ def _release_spot(kernel: KernelModel, read: Event) -> A.Node | None:
     """The statement before which the reader's release (arrive) goes: right after the read, or
     after the completion wait of an asynchronous MMA that reads until then."""
     anchor = read.node
-    role_events = kernel.trace.events[read.role]
-    at = next((n for n, e in enumerate(role_events) if e is read), None)
-    for e in role_events[at + 1:] if at is not None else ():
+    for e in kernel.trace.after(read):
         if e.kind in (K.MBAR_WAIT, K.MBAR_ARRIVE):
             break
         if e.kind == K.WGMMA_WAIT:

@@ -86,7 +86,11 @@ def dynamic_runs(spec: dict, tools: tuple[str, ...] = ("racecheck", "synccheck")
                  env: dict | None = None) -> dict:
     """The plain run (output check, hang timeout) and one run per sanitizer tool, in parallel."""
     env = {**os.environ, "TILELANG_DISABLE_CACHE": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
-    folder = Path(tempfile.mkdtemp(prefix="pipelint-verify-"))
+    with tempfile.TemporaryDirectory(prefix="pipelint-verify-") as scratch:
+        return _dynamic_runs(spec, tools, timeout, env, Path(scratch))
+
+
+def _dynamic_runs(spec: dict, tools: tuple[str, ...], timeout: float, env: dict, folder: Path) -> dict:
     spec_path = folder / "spec.json"
     spec_path.write_text(json.dumps(spec))
     # Under a sanitizer only the kernel runs: a reference (cuBLAS for torch.matmul) would be checked
@@ -203,17 +207,21 @@ def verify_variant(host: Any, file: str, name: str | None, params: dict, n: int,
     func, _ = worker.build_prim_func(obj, kind, dict(params), n)
     generated = compile_kernel_source(func, {"kind": "cuda", "arch": arch})
     text = cuda if cuda is not None else generated
-    folder = Path(tempfile.mkdtemp(prefix="pipelint-verify-"))
-    (folder / "variant.cu").write_text(text)
-    (folder / "reference.cu").write_text(generated)
+    label = f"{label + ' ' if label else ''}num_stages={n}"
+    edited = cuda is not None
     base = {"file": file, "name": name, "params": params, "num_stages": n, "arch": arch}
-    if reference is None and cuda is not None:      # TileLang's own CUDA for this variant is the reference
-        dynamic_runs({**base, "cuda": str(folder / "reference.cu"), "out": str(folder / "reference.pt")}, (), timeout)
-    dynamic = dynamic_runs({**base, "cuda": str(folder / "variant.cu"), "out": str(folder / "variant.pt"),
-                            "reference": str(folder / "reference.pt") if cuda is not None else None,
-                            "reference_expr": reference}, tools, timeout)
-    _, findings, _, _ = analyze_source(str(folder / "variant.cu"), text, host)
-    return make_row(f"{label + ' ' if label else ''}num_stages={n}", findings, dynamic, host)
+    with tempfile.TemporaryDirectory(prefix="pipelint-verify-") as scratch:
+        folder = Path(scratch)
+        (folder / "variant.cu").write_text(text)
+        (folder / "reference.cu").write_text(generated)
+        if reference is None and edited:      # TileLang's own CUDA for this variant is the reference
+            dynamic_runs({**base, "cuda": str(folder / "reference.cu"), "out": str(folder / "reference.pt")}, (),
+                         timeout)
+        dynamic = dynamic_runs({**base, "cuda": str(folder / "variant.cu"), "out": str(folder / "variant.pt"),
+                                "reference": str(folder / "reference.pt") if edited else None,
+                                "reference_expr": reference}, tools, timeout)
+    _, findings, _, _ = analyze_source(f"{label}.cu", text, host)
+    return make_row(label, findings, dynamic, host)
 
 
 def make_row(variant: str, findings: list, dynamic: dict, host: Any) -> dict:
@@ -243,10 +251,10 @@ def render(fmt: str, rows: list[dict], host: Any = None) -> str:
                                                Location(r["variant"], f["line"])))
                 verdicts[(f["rule"], r["variant"], f["line"])] = r["join"]
         doc = json.loads(sarif(report, host=host))
+        from urllib.parse import unquote
+
         for result in doc["runs"][0]["results"]:       # the GPU's verdict as result properties
             loc = result["locations"][0]["physicalLocation"]
-            from urllib.parse import unquote
-
             key = (result["ruleId"], unquote(loc["artifactLocation"]["uri"]), loc["region"]["startLine"])
             if key in verdicts:
                 result.setdefault("properties", {})["gpu"] = verdicts[key]

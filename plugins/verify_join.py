@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipelint.report.table import columns
+
 RACE_RULES = frozenset({"missing-barrier", "wait-too-shallow", "uncommitted-copy", "missing-drain",
                         "version-overwrite", "version-mismatch", "shared-overlap", "tma-read-before-wait",
                         "mbarrier-release", "mbarrier-init-fence", "tma-store-fence"})
@@ -66,8 +68,7 @@ def render_table(rows: list[dict[str, Any]]) -> str:
         table.append((r["variant"], ", ".join(j["static_errors"]) or "-", ", ".join(j["static_other"]) or "-",
                       ", ".join(j["dynamic_failures"]) or "-",
                       j["verdict"].upper() if j["verdict"] == "dynamic only" else j["verdict"]))
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
+    lines = columns(table)
     gaps = [r["variant"] for r in rows if r["join"]["verdict"] == "dynamic only"]
     if gaps:
         lines.append(f"DYNAMIC ONLY (a gap in pipelint): {', '.join(gaps)}")

@@ -133,11 +133,7 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
 
 def _next_wait(kernel: KernelModel, ev: Event) -> Event | None:
     """The first cp_async_wait its role executes after `ev`: where a missing commit belongs."""
-    events = kernel.trace.events[ev.role]
-    start = next((i for i, e in enumerate(events) if e is ev), None)
-    if start is None:
-        return None
-    return next((e for e in events[start + 1:] if e.kind == K.WAIT), None)
+    return next((e for e in kernel.trace.after(ev) if e.kind == K.WAIT), None)
 
 
 def _shallow_help(kernel: KernelModel, h) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..findings import Report, Severity
+from ..report.table import columns
 
 
 def lower_configs(args: Any, host: Any, scratch: Path) -> int:
@@ -103,8 +104,7 @@ def _render(fmt: str, ref: Any, found: dict, rows: list[dict], elapsed: float) -
         f = r["findings"]
         table.append((_label(r["config"]), str(r["shared_bytes"] or "-"), f"{f['error']}/{f['warning']}/{f['note']}",
                       f"ruled out: {r['ruled_out']}" if r["ruled_out"] else "worth timing", f"{r['seconds']:.1f}"))
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
+    lines = columns(table)
     lines.append(f"{summary['configs']} configuration(s): {out_of} ruled out, {summary['worth_timing']} worth timing "
                  f"({summary['seconds']} s, {summary['seconds_per_config']} s per configuration)")
     return "\n".join(lines) + "\n"

@@ -50,12 +50,10 @@ def cmd_diff(args: argparse.Namespace, host: object) -> int:
                           "facts": [{"fact": f, "a": x, "b": y, "changed": x != y} for f, x, y in rows[1:]]},
                          indent=2))
         return 0
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    out = []
-    for i, r in enumerate(rows):
-        mark = "  " if i == 0 or r[1] == r[2] else "* "
-        out.append(mark + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-    print("\n".join(out))
+    from ..report.table import columns
+
+    marks = ["  " if i == 0 or r[1] == r[2] else "* " for i, r in enumerate(rows)]
+    print("\n".join(mark + line for mark, line in zip(marks, columns(rows))))
     return 0
 
 

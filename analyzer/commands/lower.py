@@ -156,6 +156,7 @@ def render_lower(fmt: str, kernel: str, ref: KernelRef, info: dict, lowered: lis
                  host: PluginHost, args: argparse.Namespace) -> str:
     from ..report import get_reporter
     from ..report.json_report import finding_dict
+    from ..report.table import columns
     from ..report.text import format_finding
 
     if fmt == "json":
@@ -183,9 +184,7 @@ def render_lower(fmt: str, kernel: str, ref: KernelRef, info: dict, lowered: lis
                      _fmt(lv.max_versions if lv.ok else None), f"{wait[0]}/{wait[1]}" if wait else "-",
                      _fmt(lv.in_flight), _fmt(lv.barriers_per_iteration), _fmt(lv.shared_bytes),
                      "FAILED" if not lv.ok else str(sum(1 for f in lv.findings if f.severity != Severity.NOTE))))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    for r in rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    lines += columns(rows)
     for lv in lowered:
         for loop in lv.pipelined_loops:
             lines += ["", f"{lv.arch} num_stages={lv.num_stages} (loop over {loop['loop_var']}):",

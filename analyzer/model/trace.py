@@ -163,6 +163,12 @@ class Trace:
         for evs in self.events:
             yield from evs
 
+    def after(self, ev: Event) -> list[Event]:
+        """The events `ev`'s role executes after it, in order (empty if `ev` is not in the trace)."""
+        events = self.events[ev.role]
+        at = next((n for n, e in enumerate(events) if e is ev), None)
+        return events[at + 1:] if at is not None else []
+
 
 
 def _loop_bounds(loop: A.For) -> tuple[str, A.Expr, A.Expr, bool] | None:
