@@ -6,56 +6,69 @@ Exit codes: 0 nothing at or above the fail level, 1 findings, 2 usage error,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from . import __version__
+from . import __version__, options
 from .errors import UsageError
 from .findings import Report
+from .options import Parser, add_command, add_output_options, did_you_mean, first, project_root
 from .pluginhost import PluginHost, load_plugins
 
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # argparse's own exit code is 2 as well
-        self.print_usage(sys.stderr)
-        self.exit(2, f"pipelint: error: {message}\n")
+__all__ = ["add_command", "add_output_options", "build_parser", "first", "main"]
 
 
-FORMATS: tuple[str, ...] = ("text", "json", "sarif", "github")   # replaced by the host's registry
-
-
-def add_command(sub: argparse._SubParsersAction, name: str, summary: str, description: str,
-                examples: Sequence[str]) -> argparse.ArgumentParser:
-    """A subcommand with a one-line summary (in `pipelint --help`), a description and examples
-    (in `pipelint NAME --help`).  Plugins adding commands use it too."""
-    epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
-    return sub.add_parser(name, help=summary, description=description, epilog=epilog,
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+# Shared with the command modules (and plugins that add commands: `from pipelint.cli import add_command`).
+_Parser = Parser
+FORMATS = options.FORMATS
 
 
 def build_parser(host: PluginHost | None = None) -> argparse.ArgumentParser:
-    global FORMATS
+    """The whole command line: the core subcommands, those of `commands/`, then the plugins'."""
     if host is not None and host.formats:
-        FORMATS = tuple(sorted(host.formats))
-    parser = _Parser(prog="pipelint", description="Static analyzer for software pipelines in "
-                     "TileLang-generated CUDA.")
+        options.set_formats(host.formats)
+    parser = Parser(prog="pipelint", description="Static analyzer for software pipelines in "
+                    "TileLang-generated CUDA.")
     parser.add_argument("--version", action="version", version=version_text(),
                         help="print pipelint's version and the installed plugins, then exit")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for add in (_add_check, _add_rules, _add_explain, _add_plugins, _add_clean):
+        add(sub)
+    from .commands import diff, lower
+
+    lower.add_parser(sub)
+    diff.add_parser(sub)
+    if host is not None:
+        host.pm.hook.pipelint_add_commands(subparsers=sub)
+    return parser
+
+
+def _add_check(sub: argparse._SubParsersAction) -> None:
     check = add_command(sub, "check", "lint .cu/.cuh files and folders",
                         "Parse each kernel, model its software pipeline (shared-memory versions, cp.async groups, "
                         "barriers, mbarriers) and report hazards and lost overlap. Settings come from "
-                        "[tool.pipelint] in the nearest pyproject.toml; flags override them.",
+                        "[tool.pipelint] in the nearest pyproject.toml; flags override them. Exit code 1 "
+                        "only for correctness findings at or above --fail-on (performance findings "
+                        "too with --fail-on-performance).",
                         ["pipelint check lowered/",
                          "pipelint check k.cu --format sarif -o pipelint.sarif",
                          "pipelint check . --select barriers,wait-group --ignore redundant-barrier",
-                         "pipelint check . --baseline .pipelint-baseline.json"])
-    check.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (folders are walked for .cu/.cuh)")
+                         "pipelint check . --baseline .pipelint-baseline.json",
+                         "cat k.cu | pipelint check - --stdin-filename lowered/k.cu",
+                         "pipelint check . --show-files"])
+    check.add_argument("paths", nargs="+", metavar="PATH",
+                       help="files or folders (folders are walked for .cu/.cuh); `-` reads one kernel from stdin")
     add_output_options(check)
+    check.add_argument("--stdin-filename", default=None, metavar="PATH",
+                       help="with `-`: the path the kernel from stdin is reported as (and configured by)")
+    check.add_argument("--show-settings", action="store_true",
+                       help="print the settings this run would use (configuration file, rules, exclusions) and exit")
+    check.add_argument("--show-files", action="store_true", help="print the files this run would check and exit")
     check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (0: auto; capped at the cores)")
     check.add_argument("--max-file-size", type=float, default=None, metavar="MB",
                        help="skip files larger than this (default 16 MB)")
@@ -74,14 +87,23 @@ def build_parser(host: PluginHost | None = None) -> argparse.ArgumentParser:
                             "(for pre-commit, which names every staged file)")
     check.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
                        help="skip files that git ignores (default: yes)")
-    check.add_argument("--no-cache", action="store_true",
-                       help="analyse every file afresh; neither read nor write the result cache")
-    check.add_argument("--cache-dir", default=None, metavar="DIR",
-                       help="where results of unchanged files are kept (default: $PIPELINT_CACHE_DIR, "
-                            "else the platform's user cache folder)")
+    _cache_options(check)
     check.set_defaults(func=cmd_check)
-    rules = add_command(sub, "rules", "list every rule with its plugin and default severity",
-                        "Every rule of every loaded plugin: the ids select, ignore and suppressions use.",
+
+
+def _cache_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-cache", action="store_true",
+                   help="analyse every file afresh; neither read nor write the result cache")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="where results of unchanged files are kept (default: $PIPELINT_CACHE_DIR, "
+                        "else the platform's user cache folder)")
+
+
+def _add_rules(sub: argparse._SubParsersAction) -> None:
+    rules = add_command(sub, "rules", "list every rule with its plugin, default severity and category",
+                        "Every rule of every loaded plugin: the ids select, ignore and suppressions use. "
+                        "Rules of the performance category do not make the exit code non-zero unless "
+                        "--fail-on-performance.",
                         ["pipelint rules", "pipelint rules --format json"])
     rules.add_argument("--format", choices=("text", "json"), default="text", help="text table or JSON list")
     rules.set_defaults(func=cmd_rules)
@@ -90,59 +112,42 @@ def build_parser(host: PluginHost | None = None) -> argparse.ArgumentParser:
                        ["pipelint rule wait-too-shallow"])
     rule.add_argument("rule_id", help="a rule id (see `pipelint rules`)")
     rule.set_defaults(func=cmd_rule)
+
+
+def _add_explain(sub: argparse._SubParsersAction) -> None:
     explain = add_command(sub, "explain", "print what the pipeline in each kernel became",
-                          "The facts the checks reason with: buffers and their versions, pipelined loops, "
-                          "what each __syncthreads orders, how deep each wait may be, the mbarriers.",
+                          "The facts the checks reason with: buffers and their versions, which warp role "
+                          "produces and which consumes each, pipelined loops, what each __syncthreads orders, "
+                          "how deep each wait may be, the mbarriers.",
                           ["pipelint explain lowered/gemm_sm_80_s3.cu",
                            "pipelint explain k.cu --format json"])
     explain.add_argument("paths", nargs="+", metavar="FILE.cu", help="generated CUDA files")
     explain.add_argument("--format", choices=("text", "json"), default="text", help="text or JSON")
-    explain.set_defaults(func=lambda args, host: __import__("pipelint.explain", fromlist=["x"]).cmd_explain(args, host))
+    explain.set_defaults(func=_explain)
+
+
+def _explain(args: argparse.Namespace, host: PluginHost) -> int:
+    from .explain import cmd_explain
+
+    return cmd_explain(args, host)
+
+
+def _add_plugins(sub: argparse._SubParsersAction) -> None:
     plugins = add_command(sub, "plugins", "list loaded plugins with versions",
                           "Each loaded plugin, its version and the rules it declares; load failures are "
                           "printed and make the exit code 3.", ["pipelint plugins"])
     plugins.set_defaults(func=cmd_plugins)
-    from .commands.lower import add_parsers
-
-    add_parsers(sub, add_output_options)
-    if host is not None:
-        host.pm.hook.pipelint_add_commands(subparsers=sub)
-    return parser
 
 
-def add_output_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", "--output-format", dest="format", choices=FORMATS, default="text",
-                   help="output format: " + ", ".join(FORMATS) + " (plugins add more)")
-    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
-    p.add_argument("--quiet", "-q", action="store_true", help="print the findings only, no summary line")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
-    p.add_argument("--sarif-output", metavar="FILE", help="also write SARIF here")
-    p.add_argument("--sarif-category", metavar="ID", help="SARIF automationDetails.id")
-    p.add_argument("--fail-on", choices=("error", "warning", "note"), default=None,
-                   help="lowest severity that makes the exit code 1 (default warning)")
-    p.add_argument("--statistics", action="store_true", help="print counts per rule")
-    p.add_argument("--primary-location", choices=("cuda", "python"), default=None,
-                   help="where findings point first: the .cu line (default) or the user's TileLang line "
-                        "(from #line; the .cu line becomes related)")
-    p.add_argument("--path-map", action="append", default=None, metavar="OLD=NEW",
-                   help="rebase #line paths starting with OLD (written on another machine) to NEW (repeatable)")
-    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                   help="colour the text output (auto: on terminals and with FORCE_COLOR; NO_COLOR turns it off)")
-    p.add_argument("--disable-plugin", action="append", default=[], metavar="NAME",
-                   help="do not load this plugin (repeatable; also PIPELINT_DISABLE_PLUGINS=a,b)")
-    p.add_argument("--select", action="append", default=None, metavar="RULES",
-                   help="report only these: rule ids, plugin names or ALL (repeatable, comma-separated; "
-                        "replaces the configuration's select)")
-    p.add_argument("--ignore", action="append", default=None, metavar="RULES",
-                   help="drop these rule ids, plugin names or ALL (repeatable; added to the configuration's)")
-    p.add_argument("--extend-select", action="append", default=None, metavar="RULES",
-                   help="report these on top of select (repeatable, comma-separated)")
-    p.add_argument("--config", default=None, metavar="FILE", help="pyproject.toml to read [tool.pipelint] from")
-    p.add_argument("--baseline", default=None, metavar="FILE", help="report only findings not in FILE")
-    p.add_argument("--write-baseline", default=None, metavar="FILE",
-                   help="record the current findings (pruning entries that match nothing) and exit 0")
-    p.add_argument("--baseline-paths", action="store_true",
-                   help="with --write-baseline: fingerprints include the file's path")
+def _add_clean(sub: argparse._SubParsersAction) -> None:
+    clean = add_command(sub, "clean", "remove pipelint's caches (check results and lowered variants)",
+                        "Deletes the result cache and the lowering cache under the cache folder "
+                        "(--cache-dir, $PIPELINT_CACHE_DIR, `cache-dir`, else the platform's user cache "
+                        "folder). Only pipelint's own entries are removed.",
+                        ["pipelint clean", "pipelint clean --cache-dir .pipelint-cache"])
+    clean.add_argument("--cache-dir", default=None, metavar="DIR", help="the cache folder to clean")
+    clean.add_argument("--config", default=None, metavar="FILE", help="pyproject.toml to read cache-dir from")
+    clean.set_defaults(func=cmd_clean)
 
 
 def _colour(args, stream) -> bool:
@@ -155,20 +160,21 @@ def _colour(args, stream) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
-def emit(args: argparse.Namespace, report: Report, host: PluginHost) -> None:
+def emit(args: argparse.Namespace, report: Report, host: PluginHost, root: Path | None = None) -> None:
     from .report import get_reporter
 
     out_stream = sys.stdout
     colour = not args.output and _colour(args, out_stream)
+    where = str(root or project_root(args))
     text = get_reporter(args.format, host)(report, colour=colour, statistics=args.statistics,
                                            quiet=getattr(args, "quiet", False),
-                                     host=host, category=args.sarif_category)
+                                           host=host, category=args.sarif_category, root=where)
     if args.output:
         write_or_keep(args.output, text, "-o")
     else:
         out_stream.write(text)
     if args.sarif_output:
-        sarif = get_reporter("sarif", host)(report, host=host, category=args.sarif_category)
+        sarif = get_reporter("sarif", host)(report, host=host, category=args.sarif_category, root=where)
         write_or_keep(args.sarif_output, sarif, "--sarif-output")
 
 
@@ -188,21 +194,62 @@ def write_or_keep(path: str, text: str, option: str) -> None:
                          f"in {kept}") from None
 
 
-def cmd_check(args: argparse.Namespace, host: PluginHost) -> int:
-    from .config import apply_config, load_config
-    from .discovery import collect_files
-    from .engine import CheckOptions, run_check
+STDIN = "-"
 
-    config = load_config(args.paths, args.config, host)
+
+def cmd_check(args: argparse.Namespace, host: PluginHost) -> int:
+    from .config import apply_config, fail_on_performance, load_config
+
+    stdin = STDIN in args.paths
+    if stdin and args.paths != [STDIN]:
+        raise UsageError("`-` (stdin) cannot be combined with other paths")
+    if args.stdin_filename and not stdin:
+        raise UsageError("--stdin-filename needs `-` as the path")
+    named = [args.stdin_filename] if stdin and args.stdin_filename else args.paths if not stdin else []
+    config = load_config(named, args.config, host)
+    if args.verbose:
+        print(f"pipelint: configuration: {config.path or '(none: defaults)'}", file=sys.stderr)
+    if args.show_settings:
+        from .settings import show_settings
+
+        print(show_settings(args, config, host, discovery(args, config), project_root(args, config)))
+        return 0
+    if stdin:
+        report = _check_stdin(args, host, config)
+    else:
+        files = _files(args, config)
+        if args.show_files:
+            print("\n".join(files))
+            return 0
+        if not files:
+            return 0        # pre-commit named only excluded files: nothing to do is a success
+        report = _check_files(args, host, config, files)
+    fail_on = apply_config(report, config, args, host)
+    emit(args, report, host, project_root(args, config))
+    _baseline_notes(args, report)
+    if args.exit_zero or args.write_baseline:
+        return 3 if any(e.internal for e in report.errors) else 0
+    performance = fail_on_performance(config, args)
+    code = report.exit_code(fail_on, performance)
+    _performance_note(args, report, fail_on, performance, code)
+    return code
+
+
+def _files(args: argparse.Namespace, config: Any) -> list[str]:
+    from .discovery import collect_files
+
     found = discovery(args, config)
     files, notes = collect_files(args.paths, found)
     for note in notes:
         print(f"pipelint: {note}", file=sys.stderr)
-    if not files and found.force_exclude:
-        return 0            # pre-commit named only excluded files: nothing to do is a success
-    if not files:
+    if not files and not found.force_exclude:
         raise UsageError("nothing to check: no .cu or .cuh files in the given paths")
+    return files
+
+
+def _options(args: argparse.Namespace, config: Any) -> Any:
     from .config import positive
+    from .engine import CheckOptions
 
     size = positive(first(args.max_file_size, config.max_file_size, 16.0), "--max-file-size")
     budget = positive(first(args.time_budget, config.time_budget, 20.0), "--time-budget", zero=True)
@@ -210,19 +257,73 @@ def cmd_check(args: argparse.Namespace, host: PluginHost) -> int:
     memory = positive(first(args.memory_budget, config.memory_budget, 2048.0), "--memory-budget", zero=True)
     tables = tuple(sorted((name, json.dumps(table, sort_keys=True, default=str))
                           for name, table in config.plugins.items()))
-    host.configure(config.plugins)
-    options = CheckOptions(max_bytes=int(size * 1024 * 1024), jobs=jobs, disable=tuple(args.disable_plugin),
-                           time_budget=budget, memory_budget=memory, plugin_config=tables)
+    return CheckOptions(max_bytes=int(size * 1024 * 1024), jobs=jobs, disable=tuple(args.disable_plugin),
+                        time_budget=budget, memory_budget=memory, plugin_config=tables)
+
+
+def _check_files(args: argparse.Namespace, host: PluginHost, config: Any, files: list[str]) -> Report:
+    from .engine import run_check
     from .progress import Progress
 
+    host.configure(config.plugins)
+    options = _options(args, config)
     with Progress("checking", len(files), quiet=args.quiet) as progress:
-        report = run_check(files, host, options, cache=_cache(args, config, host, options), progress=progress)
-    fail_on = apply_config(report, config, args, host)
-    emit(args, report, host)
-    _baseline_notes(args, report)
-    if args.exit_zero or args.write_baseline:
-        return 3 if any(e.internal for e in report.errors) else 0
-    return report.exit_code(fail_on)
+        timed = _Timed(progress) if args.verbose else progress
+        report = run_check(files, host, options, cache=_cache(args, config, host, options), progress=timed)
+    return report
+
+
+class _Timed:
+    """`-v`: a progress that also prints how long each file took (from the cache: 0 s).  With
+    worker processes, the time is between results arriving, in path order."""
+
+    def __init__(self, progress: Any) -> None:
+        import time
+
+        self._progress, self._clock = progress, time.perf_counter
+        self._last = self._clock()
+
+    def advance(self, n: int = 1, label: str = "") -> None:
+        now = self._clock()
+        if n == 1 and label != "from the cache":
+            print(f"pipelint: {label}: {now - self._last:.3f} s", file=sys.stderr)
+        elif n:
+            print(f"pipelint: {n} file(s) from the cache", file=sys.stderr)
+        self._last = now
+        self._progress.advance(n, label)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._progress, name)
+
+
+def _check_stdin(args: argparse.Namespace, host: PluginHost, config: Any) -> Report:
+    """`pipelint check - --stdin-filename lowered/k.cu`: one kernel read from stdin, reported as
+    (and configured by) the name given; nothing is read from disk or cached."""
+    import time
+    from dataclasses import replace
+
+    from .engine import check_source, dedupe
+    from .suppress import suppressions_in
+
+    host.configure(config.plugins)
+    name = args.stdin_filename or "<stdin>"
+    source = sys.stdin.read()
+    started = time.perf_counter()
+    result, findings, errors = check_source(name, source, host)
+    if args.verbose:
+        print(f"pipelint: {name} (stdin): {time.perf_counter() - started:.3f} s", file=sys.stderr)
+    result = replace(result, suppressions=suppressions_in(source))
+    return Report(files=[result], findings=dedupe(findings), errors=[*host.errors, *errors], rules=dict(host.rules))
+
+
+def _performance_note(args: argparse.Namespace, report: Report, fail_on: Any, performance: bool, code: int) -> None:
+    """Say when performance findings were left out of the exit code (once, on stderr)."""
+    if performance or args.quiet or code == 3:
+        return
+    left_out = len(report.failing(fail_on, True)) - len(report.failing(fail_on, False))
+    if left_out:
+        print(f"pipelint: {left_out} performance finding(s) do not affect the exit code "
+              f"(--fail-on-performance makes them count)", file=sys.stderr)
 
 
 def _baseline_notes(args: argparse.Namespace, report: Report) -> None:
@@ -269,15 +370,13 @@ def _cache(args: argparse.Namespace, config: Any, host: PluginHost, options: Any
 def cmd_rules(args: argparse.Namespace, host: PluginHost) -> int:
     rules = sorted(host.rules.values(), key=lambda r: (host.rule_plugin[r.id], r.id))
     if args.format == "json":
-        import json
-
         print(json.dumps([{"id": r.id, "plugin": host.rule_plugin[r.id], "severity": r.severity.value,
-                           "short": r.short} for r in rules], indent=2))
+                           "category": r.category, "short": r.short} for r in rules], indent=2))
         return 0
     width = max(len(r.id) for r in rules)
     pw = max(len(host.rule_plugin[r.id]) for r in rules)
     for r in rules:
-        print(f"{r.id:<{width}}  {host.rule_plugin[r.id]:<{pw}}  {r.severity.value:<7}  {r.short}")
+        print(f"{r.id:<{width}}  {host.rule_plugin[r.id]:<{pw}}  {r.severity.value:<7}  {r.category:<11}  {r.short}")
     return 0
 
 
@@ -286,8 +385,41 @@ def cmd_rule(args: argparse.Namespace, host: PluginHost) -> int:
 
     rule = host.rules.get(args.rule_id)
     if rule is None:
-        raise UsageError(f"unknown rule id {args.rule_id!r} (see `pipelint rules`)")
-    print(rule_page(rule, host.rule_plugin[rule.id]))
+        raise UsageError(f"unknown rule id {args.rule_id!r}{did_you_mean(args.rule_id, host.rules)} "
+                         f"(see `pipelint rules`)")
+    print(rule_page(rule, host.rule_plugin[rule.id]).rstrip("\n") + "\n\n" + exit_code_section(rule))
+    return 0
+
+
+def exit_code_section(rule: Any) -> str:
+    """The rule page's last section: whether its findings decide the exit code."""
+    if rule.category == "performance":
+        return ("## Exit code\n\nCategory `performance`: the kernel is correct, only slower. With default flags "
+                "these findings are reported but do not make the exit code non-zero; `--fail-on-performance` "
+                "(or `fail-on-performance = true`) makes them count like any other.\n")
+    return (f"## Exit code\n\nCategory `correctness`: a finding at or above `--fail-on` (default warning; this "
+            f"rule's default severity is {rule.severity.value}) makes the exit code 1.\n")
+
+
+def cmd_clean(args: argparse.Namespace, host: PluginHost) -> int:
+    """Remove the result cache (`v<N>/` folders) and the lowering cache (`lower/`) of the cache folder."""
+    import shutil
+
+    from . import cache
+    from .config import load_config
+
+    config = load_config([], args.config, host)
+    root = Path(args.cache_dir or config.cache_dir or cache.default_dir())
+    removed = []
+    if root.is_dir():
+        for entry in sorted(root.iterdir()):
+            if entry.is_dir() and (entry.name == "lower" or (entry.name[:1] == "v" and entry.name[1:].isdigit())):
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(entry.name)
+        with contextlib.suppress(OSError):
+            root.rmdir()            # only when nothing else is in it
+    print(f"pipelint: removed {', '.join(removed)} from {root}" if removed else f"pipelint: no cache in {root}",
+          file=sys.stderr)
     return 0
 
 
@@ -308,11 +440,6 @@ def _disable_from_argv(argv: Sequence[str]) -> list[str]:
         elif a.startswith("--disable-plugin="):
             names.append(a.split("=", 1)[1])
     return names
-
-
-def first(*values: Any) -> Any:
-    """The first value that is set: command line, then configuration, then default."""
-    return next(v for v in values if v is not None)
 
 
 def version_text() -> str:

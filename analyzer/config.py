@@ -26,7 +26,7 @@ from .suppress import Suppressions, python_suppressed, suppressions_in
 KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "per-kernel-ignores", "severity",
         "fail-on", "max-file-size", "jobs", "time-budget", "memory-budget", "cache-dir", "cache",
         "exclude", "extend-exclude", "respect-gitignore", "force-exclude", "plugins", "primary-location",
-        "path-map"}
+        "path-map", "fail-on-performance"}
 
 
 @dataclass
@@ -39,6 +39,7 @@ class Config:
     per_kernel_ignores: dict[str, set[str]] = field(default_factory=dict)
     severity: dict[str, Severity] = field(default_factory=dict)
     fail_on: Severity | None = None
+    fail_on_performance: bool = False       # performance findings decide the exit code too
     jobs: int | None = None
     max_file_size: float | None = None      # MB
     time_budget: float | None = None        # seconds per file
@@ -159,7 +160,7 @@ def load_config(paths: Sequence[str], explicit: str | None, host: PluginHost) ->
         cfg.exclude = _patterns(table, "exclude", where)
     if "extend-exclude" in table:
         cfg.extend_exclude = _patterns(table, "extend-exclude", where)
-    for key in ("respect-gitignore", "force-exclude"):
+    for key in ("respect-gitignore", "force-exclude", "fail-on-performance"):
         if key in table:
             setattr(cfg, key.replace("-", "_"), _flag(table, key, where))
     if "primary-location" in table:
@@ -259,9 +260,20 @@ def apply_config(report: Report, cfg: Config, args: argparse.Namespace, host: Pl
     if (getattr(args, "primary_location", None) or cfg.primary_location) == "python":
         python_first(report)
     _apply_baseline(report, args)
+    return fail_level(cfg, args)
+
+
+def fail_level(cfg: Config, args: argparse.Namespace) -> Severity:
+    """`--fail-on` over `fail-on` over warning."""
     if getattr(args, "fail_on", None):
         return Severity.parse(args.fail_on)
     return cfg.fail_on or Severity.WARNING
+
+
+def fail_on_performance(cfg: Config, args: argparse.Namespace) -> bool:
+    """Whether performance findings decide the exit code (`--fail-on-performance`)."""
+    flag = getattr(args, "fail_on_performance", None)
+    return cfg.fail_on_performance if flag is None else bool(flag)
 
 
 def _apply_suppressions(report: Report, on: Callable[..., bool]) -> None:

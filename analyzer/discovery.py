@@ -7,7 +7,11 @@
   repository root, and `.git/info/exclude`) are respected unless
   `respect-gitignore = false`.
 * A path named on the command line is always checked, unless `--force-exclude`
-  (what pre-commit hooks want: it passes every staged file explicitly).
+  (what pre-commit hooks want: it passes every staged file explicitly).  That
+  holds for folders too, as in ruff: `pipelint check lowered/` walks `lowered/`
+  even when `.gitignore` ignores it or it is called `build`; the rules that
+  ignored it are not applied to what lies inside it (only the rules that name
+  an entry inside it, and the `.gitignore` files within it).
 
 Patterns are gitignore-style (pathspec), matched against the path relative to the
 project root (the folder of the configuration file, else the current folder) and
@@ -47,8 +51,9 @@ class Discovery:
 class _GitIgnores:
     """`.gitignore` rules by folder, read once each."""
 
-    def __init__(self) -> None:
+    def __init__(self, stop: Path | None = None) -> None:
         self._by_dir: dict[Path, pathspec.PathSpec | None] = {}
+        self._stop = stop          # read no .gitignore above this folder (a folder named explicitly)
 
     def _spec(self, folder: Path) -> pathspec.PathSpec | None:
         if folder not in self._by_dir:
@@ -72,7 +77,7 @@ class _GitIgnores:
                 rel = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
                 if spec.match_file(rel):
                     return True
-            if (folder / ".git").exists() or folder.parent == folder:
+            if folder == self._stop or (folder / ".git").exists() or folder.parent == folder:
                 return False
             folder = folder.parent
 
@@ -102,17 +107,27 @@ def collect_files(paths: Sequence[str], discovery: Discovery | None = None) -> t
             raise UsageError(f"path not found: {raw}")
         absolute = p.resolve()
         if p.is_dir():
-            if d.force_exclude and _skipped(absolute, True, spec, root, git):
+            named_ignored = _skipped(absolute, True, spec, root, git) or _inside_skipped(absolute, spec, root, git)
+            if d.force_exclude and named_ignored:
                 continue
-            found = _walk(p, spec, root, git)
+            if named_ignored:
+                # Named explicitly: walk it as its own root, so the rule that ignores the folder
+                # (`/lowered/`, `build`) does not silently drop everything inside it.
+                found = _walk(p, spec, absolute, _GitIgnores(stop=absolute) if git else None)
+            else:
+                found = _walk(p, spec, root, git)
             if not found:
                 notes.append(f"no .cu or .cuh files under {raw}")
             files.extend(found)
         elif not (d.force_exclude and (_skipped(absolute, False, spec, root, git)
-                                       or any(_skipped(a, True, spec, root, git) for a in absolute.parents
-                                              if a != root and root in a.parents))):
+                                       or _inside_skipped(absolute, spec, root, git))):
             files.append(str(p))
     return files, notes
+
+
+def _inside_skipped(path: Path, spec: pathspec.PathSpec, root: Path, git: _GitIgnores | None) -> bool:
+    """Whether a folder above `path`, inside the project root, is excluded or ignored."""
+    return any(_skipped(a, True, spec, root, git) for a in path.parents if a != root and root in a.parents)
 
 
 def _skipped(path: Path, is_dir: bool, spec: pathspec.PathSpec, root: Path, git: _GitIgnores | None) -> bool:
@@ -129,3 +144,4 @@ def _walk(top: Path, spec: pathspec.PathSpec, root: Path, git: _GitIgnores | Non
             if Path(n).suffix in SUFFIXES and os.path.isfile(full) and not _skipped(base / n, False, spec, root, git):
                 found.append(full)
     return sorted(found)
+

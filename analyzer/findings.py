@@ -9,6 +9,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+PERFORMANCE = "performance"
+
 
 class Severity(enum.StrEnum):
     """How bad a finding is; `--fail-on` and `severity` settings compare `rank`s.  SARIF levels
@@ -44,6 +46,13 @@ class Rule:
     precision: str = "high"
     rationale: str = ""          # why it matters for the pipeline (the rule page's second section)
     help_uri: str = ""           # documentation of a third-party rule (pipelint's own pages otherwise)
+
+    @property
+    def category(self) -> str:
+        """`performance` (lost overlap, a barrier or wait that orders nothing: the kernel is correct)
+        or `correctness` (everything else); performance findings do not decide the exit code
+        unless `--fail-on-performance`.  Declared by the rule's `performance` tag."""
+        return PERFORMANCE if PERFORMANCE in self.tags else "correctness"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,9 +129,19 @@ class Report:
     def sorted_findings(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: f.sort_key)
 
-    def exit_code(self, fail_on: Severity) -> int:
+    def category(self, f: Finding) -> str:
+        rule = self.rules.get(f.rule)
+        return rule.category if rule is not None else "correctness"
+
+    def failing(self, fail_on: Severity, performance: bool = False) -> list[Finding]:
+        """The findings that make the exit code 1: at or above `fail_on`, and not of the
+        performance category unless `performance` (`--fail-on-performance`)."""
+        return [f for f in self.findings if f.severity.rank >= fail_on.rank
+                and (performance or self.category(f) != PERFORMANCE)]
+
+    def exit_code(self, fail_on: Severity, performance: bool = False) -> int:
         if any(e.internal for e in self.errors):
             return 3
-        if any(f.severity.rank >= fail_on.rank for f in self.findings):
+        if self.failing(fail_on, performance):
             return 1
         return 0

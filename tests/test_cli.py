@@ -63,10 +63,11 @@ def test_json_report_shape(run_cli, mutant, tmp_path):
 
 def test_output_file_and_fail_on(run_cli, tmp_path):
     out = tmp_path / "report.json"
-    gemv = fixture("gemv_sm_80_s3.cu")  # carries a redundant-barrier warning
-    assert run_cli("check", gemv, "--format", "json", "--output", out).code == 1
+    gemv = fixture("gemv_sm_80_s3.cu")  # carries a redundant-barrier warning (performance: exit 0)
+    assert run_cli("check", gemv, "--format", "json", "--output", out).code == 0
     assert '"redundant-barrier"' in out.read_text()
-    assert run_cli("check", gemv, "--fail-on", "error").code == 0
+    assert run_cli("check", gemv, "--fail-on-performance").code == 1
+    assert run_cli("check", gemv, "--fail-on-performance", "--fail-on", "error").code == 0
 
 
 def test_folder_recursion(run_cli, tmp_path):
@@ -142,7 +143,7 @@ def test_walks_skip_virtualenvs_and_build_folders_but_explicit_paths_are_checked
 
 def test_exit_zero_quiet_output_format_alias_and_force_color(run_cli, monkeypatch):
     kernel = fixture("gemv_sm_80_s2.cu")
-    loud = run_cli("check", kernel, "--fail-on", "note")
+    loud = run_cli("check", kernel, "--fail-on", "note", "--fail-on-performance")
     assert loud.code == 1 and "file(s)" in loud.out
     quiet = run_cli("check", kernel, "--fail-on", "note", "--exit-zero", "--quiet")
     assert quiet.code == 0 and "file(s)" not in quiet.out and "redundant-barrier" in quiet.out

@@ -4,12 +4,11 @@ from __future__ import annotations
 import argparse
 
 from ..lowering.sweep import LoweredVariant
-from .lower import _fmt
+from ..options import add_command
+from ..options import fmt_fact as _fmt
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from ..cli import add_command
-
     d = add_command(sub, "diff", "compare the pipeline facts of two generated kernels",
                     "Side by side: buffer versions, waits, barriers per iteration, mbarriers, TMA loads and "
                     "shared memory of two kernels (e.g. num_stages=2 against 3); changed facts are marked.",

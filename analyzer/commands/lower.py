@@ -5,21 +5,20 @@ import argparse
 import json
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..findings import Report, Severity
 from ..lowering.sweep import LoweredVariant
+from ..options import add_command, add_output_options, project_root
+from ..options import fmt_fact as _fmt
 
 if TYPE_CHECKING:
     from ..lowering.driver import KernelRef
     from ..pluginhost import PluginHost
 
 
-def add_parsers(sub: argparse._SubParsersAction, add_output_options: Callable[[argparse.ArgumentParser], None]) -> None:
-    from ..cli import add_command
-
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "lower", "lower a TileLang kernel for num_stages x arch and check every variant",
                     "Compile-only lowering with TileLang (no GPU; needs the tilelang extra), one worker "
                     "process per variant, cached; each variant's CUDA and IR facts are checked and compared.",
@@ -44,9 +43,6 @@ def add_parsers(sub: argparse._SubParsersAction, add_output_options: Callable[[a
                         "(or the first N) and say which are ruled out before timing")
     add_output_options(p)
     p.set_defaults(func=cmd_lower)
-    from .diff import add_parser as add_diff
-
-    add_diff(sub)
 
 
 def cmd_lower(args: argparse.Namespace, host: PluginHost) -> int:
@@ -80,11 +76,17 @@ def _lower(args, host, scratch: Path) -> int:
                                         trace_dir=dump / "trace", on_done=done)
     kernel = info.get("name") or Path(ref.file).stem
     _autotune_note(info, params)
+    if args.dump_dir:
+        from ..lowering.driver import variant_filename
+
+        claim_dump_names(dump, [variant_filename(kernel, v) for v in variants if v.ok],
+                         f"{Path(ref.file).resolve()}:{kernel}")
     report = Report(rules=dict(host.rules), errors=list(host.errors))
     lowered = analyze_variants(kernel, variants, host, dump, report, keep_paths=bool(args.dump_dir))
-    from ..config import apply_config, load_config
+    from ..config import apply_config, fail_on_performance, load_config
 
-    fail_on = apply_config(report, load_config([ref.file], args.config, host), args, host)
+    config = load_config([ref.file], args.config, host)
+    fail_on = apply_config(report, config, args, host)
     text = render_lower(args.format, kernel, ref, info, lowered, report, host, args)
     if args.output:
         Path(args.output).write_text(text)
@@ -93,8 +95,33 @@ def _lower(args, host, scratch: Path) -> int:
     if args.sarif_output:
         from ..report import get_reporter
 
-        Path(args.sarif_output).write_text(get_reporter("sarif", host)(report, host=host, category=args.sarif_category))
-    return 0 if args.exit_zero else report.exit_code(fail_on)
+        Path(args.sarif_output).write_text(get_reporter("sarif", host)(
+            report, host=host, category=args.sarif_category, root=str(project_root(args, config))))
+    return 0 if args.exit_zero else report.exit_code(fail_on, fail_on_performance(config, args))
+
+
+MANIFEST = ".pipelint-dumps.json"
+
+
+def claim_dump_names(dump: Path, names: list[str], owner: str) -> None:
+    """Record which module and kernel each dumped file comes from (`<dump>/.pipelint-dumps.json`);
+    a name another module's kernel already holds is a usage error, before anything is written:
+    two modules with a factory called `make` must not overwrite each other's CUDA silently."""
+    from ..errors import UsageError
+
+    path = dump / MANIFEST
+    try:
+        owners: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        owners = {}
+    taken = sorted(n for n in names if owners.get(n, owner) != owner)
+    if taken:
+        raise UsageError(f"--dump-dir {dump}: {taken[0]} was dumped from {owners[taken[0]]}; lowering {owner} "
+                         f"would overwrite it ({len(taken)} file(s) collide). Give each module its own folder "
+                         f"(`--dump-dir {dump}/<module>`) or remove {path} to start afresh")
+    owners.update(dict.fromkeys(names, owner))
+    dump.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(owners, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _autotune_note(info: dict, params: dict) -> None:
@@ -146,10 +173,6 @@ def _rename(f, path):
     from dataclasses import replace
 
     return replace(f, location=replace(f.location, path=path)) if f.location.path != path else f
-
-
-def _fmt(x) -> str:
-    return "-" if x is None or x == [] else str(x)
 
 
 def render_lower(fmt: str, kernel: str, ref: KernelRef, info: dict, lowered: list[LoweredVariant], report: Report,
