@@ -49,5 +49,5 @@ setup(
     cmdclass={"build_py": BuildWithHook},
     packages=_packages(),
     package_dir=FOLDERS,
-    package_data={"pipelint": ["py.typed"], "pipelint.grammars": ["*.lark"], "pipelint.rule_docs": ["*.md"]},
+    package_data={"pipelint": ["py.typed", "config.schema.json"], "pipelint.grammars": ["*.lark"], "pipelint.rule_docs": ["*.md"]},
 )

@@ -318,7 +318,7 @@ def _check_stdin(args: argparse.Namespace, host: PluginHost, config: Any) -> Rep
 
 def _performance_note(args: argparse.Namespace, report: Report, fail_on: Any, performance: bool, code: int) -> None:
     """Say when performance findings were left out of the exit code (once, on stderr)."""
-    if performance or args.quiet or code == 3:
+    if performance or args.quiet or code == 3 or args.format not in ("text", "concise"):
         return
     left_out = len(report.failing(fail_on, True)) - len(report.failing(fail_on, False))
     if left_out:

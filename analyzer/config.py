@@ -23,11 +23,6 @@ from .relocate import python_origin
 from .selection import Selection, Universe, split_words
 from .suppress import Suppressions, python_suppressed, suppressions_in
 
-KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "per-kernel-ignores", "severity",
-        "fail-on", "max-file-size", "jobs", "time-budget", "memory-budget", "cache-dir", "cache",
-        "exclude", "extend-exclude", "respect-gitignore", "force-exclude", "plugins", "primary-location",
-        "path-map", "fail-on-performance"}
-
 
 @dataclass
 class Config:
@@ -84,20 +79,9 @@ def _ids(value, where: str, host: PluginHost) -> set[str]:
     return set(Universe(host.rule_plugin).validate(split_words(value), where))
 
 
-def _patterns(table: dict, key: str, where: str) -> tuple[str, ...]:
-    value = table[key]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UsageError(f"{where} {key}: expected a list of path patterns, got {value!r}")
-    return tuple(value)
-
-
-def _flag(table: dict, key: str, where: str) -> bool:
-    if not isinstance(table[key], bool):
-        raise UsageError(f"{where} {key}: expected true or false, got {table[key]!r}")
-    return table[key]
-
-
 def load_config(paths: Sequence[str], explicit: str | None, host: PluginHost) -> Config:
+    """`[tool.pipelint]` of `--config` or of the nearest pyproject.toml that has one, validated
+    against config.schema.json, then resolved (rule ids known, paths relative to the file)."""
     if explicit:
         p = Path(explicit)
         if not p.is_file():
@@ -112,16 +96,18 @@ def load_config(paths: Sequence[str], explicit: str | None, host: PluginHost) ->
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{p}: invalid TOML: {exc}") from None
     table = data.get("tool", {}).get("pipelint", {})
-    unknown = sorted(set(table) - KEYS)
-    if unknown:
-        raise UsageError(f"{p}: unknown key(s) in [tool.pipelint]: {', '.join(unknown)}")
     where = f"{p} [tool.pipelint]"
-    for key in ("per-file-ignores", "per-kernel-ignores", "severity"):
-        if not isinstance(table.get(key, {}), dict):
-            raise UsageError(f"{where} {key}: expected a table, got {type(table[key]).__name__}")
-    for key in ("select", "ignore", "extend-select"):
-        if key in table and not isinstance(table[key], (list, str)):
-            raise UsageError(f"{where} {key}: expected a list of rule ids, got {type(table[key]).__name__}")
+    from .schema import message, problems
+
+    found_problems = problems(table)
+    if found_problems:
+        raise UsageError(f"{where} {message(found_problems[0])}")
+    return _resolve(table, p, where, host)
+
+
+def _resolve(table: dict[str, Any], p: Path, where: str, host: PluginHost) -> Config:
+    """A schema-valid table as a `Config`: what the schema cannot know (rule ids and plugin
+    names of this run, paths relative to the file) is checked here."""
     cfg = Config(path=str(p))
     if "select" in table:
         cfg.select = _ids(table["select"], where + " select", host)
@@ -133,51 +119,26 @@ def load_config(paths: Sequence[str], explicit: str | None, host: PluginHost) ->
                               for k, v in table.get("per-kernel-ignores", {}).items()}
     for rule, level in table.get("severity", {}).items():
         _ids([rule], where + " severity", host)
-        try:
-            cfg.severity[rule] = Severity.parse(level)
-        except ValueError as exc:
-            raise UsageError(f"{where} severity.{rule}: {exc}") from None
+        cfg.severity[rule] = Severity.parse(level)
     if "fail-on" in table:
-        try:
-            cfg.fail_on = Severity.parse(table["fail-on"])
-        except ValueError as exc:
-            raise UsageError(f"{where} fail-on: {exc}") from None
-    if "jobs" in table:
-        cfg.jobs = int(positive(table["jobs"], f"{where} jobs", integer=True, zero=True))
-    if "max-file-size" in table:
-        cfg.max_file_size = positive(table["max-file-size"], f"{where} max-file-size")
-    if "time-budget" in table:
-        cfg.time_budget = positive(table["time-budget"], f"{where} time-budget", zero=True)
-    if "memory-budget" in table:
-        cfg.memory_budget = positive(table["memory-budget"], f"{where} memory-budget", zero=True)
-    if "cache-dir" in table:
-        if not isinstance(table["cache-dir"], str) or not table["cache-dir"]:
-            raise UsageError(f"{where} cache-dir: expected a folder path, got {table['cache-dir']!r}")
-        cfg.cache_dir = str(p.parent / table["cache-dir"])
-    if "cache" in table:
-        cfg.cache = _flag(table, "cache", where)
-    if "exclude" in table:
-        cfg.exclude = _patterns(table, "exclude", where)
-    if "extend-exclude" in table:
-        cfg.extend_exclude = _patterns(table, "extend-exclude", where)
-    for key in ("respect-gitignore", "force-exclude", "fail-on-performance"):
+        cfg.fail_on = Severity.parse(table["fail-on"])
+    for key in ("jobs", "max-file-size", "time-budget", "memory-budget", "cache", "respect-gitignore",
+                "force-exclude", "fail-on-performance", "primary-location"):
         if key in table:
-            setattr(cfg, key.replace("-", "_"), _flag(table, key, where))
-    if "primary-location" in table:
-        if table["primary-location"] not in ("python", "cuda"):
-            raise UsageError(f"{where} primary-location: expected \"python\" or \"cuda\", got "
-                             f"{table['primary-location']!r}")
-        cfg.primary_location = table["primary-location"]
-    if "path-map" in table:
-        cfg.path_map = _patterns(table, "path-map", where)
+            setattr(cfg, key.replace("-", "_"), table[key])
+    if "cache-dir" in table:
+        cfg.cache_dir = str(p.parent / table["cache-dir"])
+    if "exclude" in table:
+        cfg.exclude = tuple(table["exclude"])
+    cfg.extend_exclude = tuple(table.get("extend-exclude", ()))
+    cfg.path_map = tuple(table.get("path-map", ()))
     plugins = table.get("plugins", {})
-    if not isinstance(plugins, dict) or not all(isinstance(v, dict) for v in plugins.values()):
-        raise UsageError(f"{where} plugins: expected tables [tool.pipelint.plugins.NAME]")
-    known = set(host.plugin_names())
-    unknown = sorted(set(plugins) - known)
+    unknown = sorted(set(plugins) - set(host.plugin_names()))
     if unknown:
-        raise UsageError(f"{where} plugins: no plugin named {', '.join(unknown)} is loaded "
-                         f"(see `pipelint plugins`)")
+        from .options import did_you_mean
+
+        raise UsageError(f"{where} plugins: no plugin named {', '.join(unknown)} is loaded"
+                         f"{did_you_mean(unknown[0], host.plugin_names())} (see `pipelint plugins`)")
     cfg.plugins = plugins
     return cfg
 

@@ -31,7 +31,10 @@ class Universe:
         plugins = set(self.rule_plugin.values())
         unknown = sorted(w for w in words if w != ALL and w not in self.rule_plugin and w not in plugins)
         if unknown:
-            raise UsageError(f"unknown rule id(s) or plugin name(s) in {where}: {', '.join(unknown)} "
+            from .options import did_you_mean
+
+            hints = "".join(did_you_mean(w, [*self.rule_plugin, *plugins, ALL]) for w in unknown[:1])
+            raise UsageError(f"unknown rule id(s) or plugin name(s) in {where}: {', '.join(unknown)}{hints} "
                              f"(see `pipelint rules`)")
         return words
 

@@ -70,5 +70,12 @@ class LineMap:
         return sorted({f for f, _ in self._origin})
 
 
+INSTALLED = ("site-packages", "dist-packages")     # pip's and Debian's folders of installed packages
+
+
 def is_tilelang_internal(path: str) -> bool:
-    return path.startswith("tilelang/") or "/site-packages/tilelang/" in path or "/tilelang/tilelang/" in path
+    """Whether a `#line` path is TileLang's own (its templates and macros) or any installed
+    package's (site-packages, Debian's dist-packages), rather than the user's kernel."""
+    parts = path.replace("\\", "/").split("/")
+    return (path.startswith("tilelang/") or "/tilelang/tilelang/" in path
+            or any(p in INSTALLED for p in parts[:-1]))

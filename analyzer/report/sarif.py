@@ -1,7 +1,9 @@
 """SARIF 2.1.0 for GitHub code scanning (and any other SARIF consumer).
 
 What GitHub reads is filled in: every enabled rule with help text, markdown and
-a help URI; results with rule index, level, a relative URI under `%SRCROOT%`,
+a help URI; results with rule index, level, a URI relative to `%SRCROOT%` = the
+repository root (`--project-root`, else the git top level; never `..`; files outside
+it get an absolute URI and no base),
 a full region, related locations with messages and a
 `primaryLocationLineHash` computed here (so alerts keep their identity when
 lines above move, also for kernels dumped outside the checkout).  Tool errors
@@ -11,6 +13,7 @@ severe results first, with a notification saying so.
 """
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -32,10 +35,20 @@ MAX_GZIP_BYTES = 10 * 1024 * 1024
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
 
 
-def _uri(path: str, root: Path) -> str:
+def _artifact(path: str, root: Path) -> dict[str, str]:
+    """A file's `artifactLocation`: relative to %SRCROOT% (the repository root) when the file is
+    inside it, so the URI never starts with `..`; an absolute `file:` URI with no base when it
+    is outside (a kernel dumped to /tmp, a TileLang template), which code scanning then lists
+    without placing it in the tree rather than placing it wrongly."""
     p = Path(path)
-    rel = os.path.relpath(p.resolve(), root) if p.is_absolute() or p.exists() else path
-    return quote(Path(rel).as_posix(), safe="/._-~")
+    absolute = Path(os.path.abspath(p))
+    with contextlib.suppress(OSError, RuntimeError):
+        absolute = absolute.resolve()
+    try:
+        rel = absolute.relative_to(root)
+    except ValueError:
+        return {"uri": absolute.as_uri()}
+    return {"uri": quote(rel.as_posix(), safe="/._-~"), "uriBaseId": "%SRCROOT%"}
 
 
 def _region(loc: Location) -> dict[str, int]:
@@ -49,8 +62,7 @@ def _region(loc: Location) -> dict[str, int]:
 
 
 def _physical(loc: Location, root: Path) -> dict[str, Any]:
-    return {"artifactLocation": {"uri": _uri(loc.path, root), "uriBaseId": "%SRCROOT%"},
-            "region": _region(loc)}
+    return {"artifactLocation": _artifact(loc.path, root), "region": _region(loc)}
 
 
 def rule_descriptor(rule: Rule) -> dict[str, Any]:
@@ -107,8 +119,7 @@ def _notification(message: str, level: str = "error", path: str | None = None,
                   root: Path | None = None) -> dict[str, Any]:
     note: dict[str, Any] = {"level": level, "message": {"text": message}}
     if path and root is not None:
-        note["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": _uri(path, root),
-                                                                        "uriBaseId": "%SRCROOT%"}}}]
+        note["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(path, root)}}]
     return note
 
 
