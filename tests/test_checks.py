@@ -27,7 +27,12 @@ def test_known_redundant_barriers_and_waits_are_the_only_warnings(clean_report):
     warnings = [f for f in clean_report.findings if f.severity.value == "warning"]
     assert warnings and all(f.rule in ("redundant-barrier", "redundant-wait") for f in warnings)
     assert {f.location.path.split("/")[-1] for f in warnings} == {
-        f"gemv_sm_80_s{n}.cu" for n in (1, 2, 3, 4)} | {"scaled_gemm_sm_80_s2.cu", "splitk_gemv_sm_80_s2.cu"}
+        f"gemv_sm_80_s{n}.cu" for n in (1, 2, 3, 4)} | {"scaled_gemm_sm_80_s2.cu", "splitk_gemv_sm_80_s2.cu"} | {
+        f"row_sum_sm_80_s{n}.cu" for n in (1, 2, 3, 4)}
+    # row_sum: each thread cp.asyncs A_shared[i*512 + tx*4 .. +4] and reads back exactly those
+    # 16 bytes (float4): exact per-thread byte sets show the loop's barriers order nothing
+    row_sum = {f.location.line for f in warnings if f.location.path.endswith("row_sum_sm_80_s2.cu")}
+    assert row_sum == {51, 58}
     # split-K GEMV: each thread reads back only the bytes it copied, so no barrier orders a hazard
     splitk = {f.location.line for f in warnings if f.location.path.endswith("splitk_gemv_sm_80_s2.cu")}
     assert splitk == {36, 43}

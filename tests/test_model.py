@@ -7,7 +7,7 @@ from pipelint.cuda import parse
 from pipelint.cuda import ast as A
 from pipelint.model import KernelModel
 from pipelint.model.evaluate import evaluate
-from pipelint.model.trace import Role, elect_count
+from pipelint.model.threads import elected, span
 from helpers import fixture
 
 
@@ -61,11 +61,18 @@ def test_warp_specialized_kernel_has_producer_and_consumer_roles_and_mbarriers()
     assert [w.barrier[1] for w in waits[:4]] == [3, 4, 5, 3]
 
 
-def test_elected_thread_counts_follow_tl_shuffle_elect():
-    assert elect_count(Role(0, 128), 128, 256) == 1
-    assert elect_count(Role(128, 256), 128, 256) == 1
-    assert elect_count(Role(128, 256), 0, 256) == 0
-    assert elect_count(Role(0, 128), 32, 128) == 4
+def test_elected_threads_follow_tl_shuffle_elect():
+    """One real thread per eligible warp: the lowest lane of that warp among the threads that
+    reach the election (tl_templates intrin.h), whatever roles the block is split into."""
+    block = span(0, 256)
+    assert elected(block, 128) == (1 << 0) | (1 << 128)           # warps 0 and 4
+    assert elected(block, 0) == 1                                  # the block's first warp only
+    assert elected(span(0, 128), 32) == sum(1 << (32 * w) for w in range(4))
+    assert elected(span(128, 256), 0) == 0                         # warp 0 does not reach it
+    # threads 0-2 took another branch: warp 0's lowest lane that reaches it is thread 3
+    assert elected(span(3, 256), 128) == (1 << 3) | (1 << 128)
+    # one election, counted once however a guard splits warp 0 into roles
+    assert (elected(block, 128) & span(0, 1)).bit_count() + (elected(block, 128) & span(1, 128)).bit_count() == 1
 
 
 def test_cp_async_groups_and_barriers_per_iteration():

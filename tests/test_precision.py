@@ -120,7 +120,10 @@ def test_equivalent_mutations_give_no_error(op, tmp_path):
 
 
 def test_same_thread_footprints_only_when_every_overlap_is_one_thread():
-    from pipelint.model.lanes import same_thread_only
+    from pipelint.model.threads import cross_thread
+
+    def same_thread_only(a, b, model):
+        return cross_thread(a.lanes, b.lanes, model.index.memo["eval"]) is False
 
     model = _model("splitk_gemv_sm_80_s2.cu")
     events = model.trace.events[0]
@@ -128,12 +131,13 @@ def test_same_thread_footprints_only_when_every_overlap_is_one_thread():
     read = next(e for e in events if e.kind == "smem" and e.access == "read" and e.buffer == copy.buffer
                 and model.slot(e) == model.slot(copy) and e.iteration)
     assert copy.lanes is not None and read.lanes is not None
-    assert same_thread_only(copy, read)
+    assert same_thread_only(copy, read, model)
     # the GEMV of examples/ reads 64 halves per thread that 8 different threads copied
-    gemv = _model("gemv_sm_80_s2.cu").trace.events[0]
+    gemv_model = _model("gemv_sm_80_s2.cu")
+    gemv = gemv_model.trace.events[0]
     gcopy = next(e for e in gemv if e.kind == "cp_async" and e.buffer == "A_shared")
     gread = next(e for e in gemv if e.kind == "smem" and e.access == "read" and e.buffer == "A_shared")
-    assert not same_thread_only(gcopy, gread)
+    assert cross_thread(gcopy.lanes, gread.lanes, gemv_model.index.memo["eval"]) is True
     # warp-collective reads (ldmatrix) never take the shortcut
     gemm = _model("gemm_f16_sm_80_s3.cu").trace.events[0]
     assert all(e.lanes is None for e in gemm if e.kind == "smem" and e.access == "read")

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..cuda import ast as A
 from .intrinsics import HazardKind, K
 from .intrinsics import HazardKind as H
-from .lanes import same_thread_only
+from .threads import cross_thread
 from .trace import Event
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ class Hazard:
     groups_in_flight: int | None = None
     wait: Event | None = None
     commit: Event | None = None    # the cp_async_commit that closed `group`
+    certain: bool = True           # False: whether two different threads meet is undecided
 
     @property
     def key(self) -> tuple:
@@ -139,10 +140,28 @@ class _Sim:
         return pieces
 
     def hazard(self, kind: HazardKind, first: Event, second: Event, **kw: Any) -> None:
-        if kind in _THREAD_EXACT and same_thread_only(first, second):
-            return          # each thread only meets its own bytes: program order suffices
+        if kind in _THREAD_EXACT:
+            between = self.between_threads(first, second)
+            if between is False:
+                return      # each thread only meets its own bytes: program order suffices
+            kw["certain"] = between is True
         h = Hazard(kind, first, second, second.buffer or first.buffer or "", self.model.slot(second), **kw)
-        self.hazards.setdefault(h.key, h)
+        old = self.hazards.get(h.key)
+        if old is None or (h.certain and not old.certain):
+            self.hazards[h.key] = h
+
+    def between_threads(self, a: Event, b: Event) -> bool | None:
+        """Whether `b` touches bytes a *different* thread touched in `a` (None: undecided).
+
+        Warp-collective and single-thread operations (ldmatrix, wgmma, TMA, mbarrier inits)
+        hand data between threads by definition; per-thread accesses are decided on their
+        exact byte sets (`model.threads`); an access whose index or callee is unknown
+        leaves it undecided."""
+        if a.unknown_footprint or b.unknown_footprint or a.possible or b.possible:
+            return None
+        if a.lanes is None or b.lanes is None:
+            return True
+        return cross_thread(a.lanes, b.lanes, self.model.index.memo["eval"])
 
     def run(self, events: Iterable[Event]) -> dict[tuple, Hazard]:
         handlers = _SIM_HANDLERS

@@ -46,6 +46,58 @@ _BINARY = {
 }
 
 
+# Thread-index functions of TileLang's templates (tl_templates/cuda/intrin.h, cutlass, cute),
+# as arithmetic on `threadIdx.x` (blocks are one-dimensional in TileLang's CUDA).  Each takes
+# its optional arguments with the header's defaults: warp size 32, 4 warps per group, and a
+# non-positive argument replaced by the default exactly as the header does.
+WARP = 32
+THREAD_INDEX_CALLS: dict[str, tuple[str, tuple[int, ...]]] = {
+    "tl::detail::linear_thread_idx_in_block": ("t", ()),
+    "tl::get_lane_idx": ("t % a0", (WARP,)),
+    "tl::get_warp_idx_sync": ("t // a0", (WARP,)),
+    "tl::get_warp_idx": ("t // a0", (WARP,)),
+    "tl::get_warp_group_idx": ("t // (a0 * a1)", (WARP, 4)),
+    "cutlass::canonical_warp_idx": ("t // 32", ()),
+    "cutlass::canonical_warp_idx_sync": ("t // 32", ()),
+    "cutlass::canonical_lane_idx": ("t % 32", ()),
+    "cutlass::canonical_warp_group_idx": ("t // 128", ()),
+    "cute::thread_idx": ("t", ()),
+}
+
+
+def thread_index_call(expr: A.Expr) -> tuple[str, tuple[A.Expr, ...], tuple[int, ...]] | None:
+    """(formula, arguments, defaults) when `expr` calls a thread-index function of the templates."""
+    if isinstance(expr, A.Call):
+        found = THREAD_INDEX_CALLS.get(expr.name)
+        if found is not None and len(expr.args) <= len(found[1]):
+            return found[0], expr.args, found[1]
+    return None
+
+
+_FORMULAS: dict[str, object] = {}
+
+
+def thread_index_value(formula: str, tid: int, args: list[int]) -> int:
+    """The value of a thread-index function for thread `tid` (arguments already defaulted)."""
+    fn = _FORMULAS.get(formula)
+    if fn is None:
+        fn = _FORMULAS[formula] = eval(f"lambda t, a0, a1: {formula}", {})  # noqa: S307 - table above
+    return fn(tid, args[0] if args else 0, args[1] if len(args) > 1 else 0)  # type: ignore[operator]
+
+
+def _thread_call_py(expr: A.Expr, default: int | None, opaque: dict | None) -> str | None:
+    found = thread_index_call(expr)
+    if found is None:
+        return None
+    formula, args, defaults = found
+    t = "env['threadIdx.x']" if default is None else f"env.get('threadIdx.x', {default})"
+    values = []
+    for i, d in enumerate(defaults):
+        given = _py(args[i], default, opaque) if i < len(args) else repr(d)
+        values.append(f"_arg({given}, {d})")
+    return "_tidx({!r}, {}, [{}])".format(formula, t, ", ".join(values))
+
+
 def builtin_name(expr: A.Expr) -> str | None:
     """`threadIdx.x` -> "threadIdx.x" (also through `(int)` casts)."""
     while isinstance(expr, A.Cast):
@@ -80,7 +132,7 @@ def _compile(source: str):
 
 
 def _has_call(expr: A.Node) -> bool:
-    return any(isinstance(n, A.Call) for n in expr.walk())
+    return any(isinstance(n, A.Call) and thread_index_call(n) is None for n in expr.walk())
 
 
 def mentions(expr: A.Node, names: set[str] | frozenset[str]) -> bool:
@@ -89,6 +141,8 @@ def mentions(expr: A.Node, names: set[str] | frozenset[str]) -> bool:
         if isinstance(node, A.Name) and not node.scope and node.ident in names:
             return True
         if isinstance(node, (A.Member, A.Cast)) and builtin_name(node) in names:
+            return True
+        if "threadIdx.x" in names and isinstance(node, A.Call) and thread_index_call(node) is not None:
             return True
     return False
 
@@ -141,6 +195,10 @@ def _py_node(expr: A.Expr, default: int | None, opaque: dict | None) -> str:
         return f"env[{name!r}]" if default is None else f"env.get({name!r}, {default})"
     if isinstance(expr, A.Cast):
         return _py(expr.operand, default, opaque)
+    if isinstance(expr, A.Call):
+        found = _thread_call_py(expr, default, opaque)
+        if found is not None:
+            return found
     if isinstance(expr, A.Binary):
         a, b = _py(expr.left, default, opaque), _py(expr.right, default, opaque)
         op = expr.op
@@ -179,7 +237,8 @@ def _shift(a: int, b: int, left: bool) -> int:
 
 
 _GLOBALS = {"_div": _c_div, "_mod": _c_mod, "_shl": lambda a, b: _shift(a, b, True),
-            "_shr": lambda a, b: _shift(a, b, False)}
+            "_shr": lambda a, b: _shift(a, b, False), "_tidx": thread_index_value,
+            "_arg": lambda given, d: given if given > 0 else d}
 
 
 class CompiledEvaluator:
@@ -238,6 +297,8 @@ def interval(expr: A.Expr | None, points: Env, ranges: Mapping[str, Interval]) -
         return (value, value) if value is not None else None
     if isinstance(expr, A.Cast):
         return interval(expr.operand, points, ranges)
+    if isinstance(expr, A.Call):
+        return _thread_call_interval(expr, points, ranges)
     if isinstance(expr, A.Unary) and not expr.postfix and expr.op in ("-", "+"):
         inner = interval(expr.operand, points, ranges)
         if inner is None:
@@ -251,6 +312,33 @@ def interval(expr: A.Expr | None, points: Env, ranges: Mapping[str, Interval]) -
         b = interval(expr.right, points, ranges) if a is not None else None
         return _interval_op(expr.op, a, b) if a is not None and b is not None else None
     return None
+
+
+def _thread_call_interval(expr: A.Call, points: Env, ranges: Mapping[str, Interval]) -> Interval | None:
+    """Bounds of a thread-index function over the threads `threadIdx.x` ranges over (it is
+    monotone in the thread index except the lane, whose bounds are those of `t % w`)."""
+    found = thread_index_call(expr)
+    if found is None:
+        return None
+    formula, args, defaults = found
+    values = []
+    for i, d in enumerate(defaults):
+        if i < len(args):
+            v = interval(args[i], points, ranges)
+            if v is None or v[0] != v[1]:
+                return None
+            values.append(v[0] if v[0] > 0 else d)
+        else:
+            values.append(d)
+    t = ranges.get("threadIdx.x") or ((points["threadIdx.x"],) * 2 if "threadIdx.x" in points else None)
+    if t is None or t[0] < 0:
+        return None
+    if "%" in formula:
+        if t[1] - t[0] + 1 >= values[0]:
+            return 0, values[0] - 1
+        lo, hi = thread_index_value(formula, t[0], values), thread_index_value(formula, t[1], values)
+        return (lo, hi) if lo <= hi else (0, values[0] - 1)
+    return thread_index_value(formula, t[0], values), thread_index_value(formula, t[1], values)
 
 
 def _interval_op(op: str, a: Interval, b: Interval) -> Interval | None:

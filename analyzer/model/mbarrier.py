@@ -113,15 +113,17 @@ class MBarrierAnalysis:
 
     @functools.cached_property
     def tma_bytes(self) -> dict[int, int | None]:
-        """Bytes each TMA load writes (by event identity), from the slot layout.
+        """Bytes each TMA load writes (by event identity), from the loads themselves.
 
-        Loads into one slot partition it: each covers up to the next load's
-        offset, the last up to the end of the slot.  The 1-D bulk form says
-        its size itself.  Where the slot's end is unknown (the last buffer of
-        dynamic shared memory has no next one: a single-stage kernel), the last
-        load takes the size of the other loads of the same call: one call site
-        uses one descriptor, hence one box (`B_shared` loaded by an unrolled loop
-        at offsets 0 and 4096 is two 4096-byte boxes).
+        A descriptor's box is not in the kernel text (it lives in the host's CUtensorMap), so
+        it is read off how the loads tile shared memory: loads into one slot partition it,
+        each covering up to the next load's offset, the last up to the end of the slot, where
+        the slot is a version of a pipelined buffer (its stride comes from the accesses).  The
+        1-D bulk form says its size itself.  A load with no next load and no version end
+        takes the size of the other loads of the same call (one call site uses one
+        descriptor, hence one box), else it is unknown.  Never the gap to the next buffer in
+        the layout: TileLang's planner reuses the bytes of dead buffers, so that gap says
+        nothing about a box (a 16 KB Q tile followed at 15 KB by an aliasing `lse_shared`).
         """
         sizes: dict[int, int | None] = {}
         groups: dict[tuple, list[Event]] = {}
@@ -140,12 +142,12 @@ class MBarrierAnalysis:
                 for e in evs:
                     sizes[id(e)] = None
                 continue
-            open_end = rng[2] >= 1 << 40
+            versioned = evs[0].buffer in self.model.stages
             starts = sorted({buf.offset + (e.offset or 0) for e in evs})
             for e in evs:
                 start = buf.offset + (e.offset or 0)
                 later = [s for s in starts if s > start]
-                sizes[id(e)] = (later[0] - start) if later else (None if open_end else rng[2] - start)
+                sizes[id(e)] = (later[0] - start) if later else (rng[2] - start if versioned else None)
         by_site: dict[int, set[int | None]] = {}
         for ev in self.model.trace.all_events():
             if ev.kind == K.TMA_LOAD and id(ev) in sizes:

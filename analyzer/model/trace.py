@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cuda import ast as A
-from .evaluate import CompiledEvaluator, builtin_name, evaluate, interval, mentions, shape
+from .evaluate import CompiledEvaluator, builtin_name, evaluate, interval, mentions, shape, thread_index_call
 from .index import KernelIndex
 from .intrinsics import (
     CONTROL_KINDS,
@@ -33,6 +33,7 @@ from .intrinsics import (
     call_kind,
 )
 from .shared import SharedLayout, SmemRef
+from .threads import LaneRecipe, ThreadSet, count, elect_extent, elected, lowest, members, span
 
 MAX_EVENTS = 200_000   # per role; a bigger kernel is analysed up to here
 
@@ -56,22 +57,6 @@ class Role:
 
     def __str__(self) -> str:
         return f"threads {self.lo}-{self.hi - 1}"
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class LaneRecipe:
-    """How to compute the bytes each thread of a role touches in one access: the index
-    expression (elements of `elem` bytes, `width` bytes per thread), the values of the loop
-    variables it reads, the ranges of those walked once, and the role's threads `lo .. hi-1`.
-    Evaluated lazily (`lanes.footprints`): only accesses in a candidate hazard need it."""
-
-    index: A.Expr
-    elem: int
-    width: int
-    points: tuple[tuple[str, int], ...]
-    ranges: tuple[tuple[str, tuple[int, int]], ...]
-    lo: int
-    hi: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +83,12 @@ class Event:
       executes the event); `possible`: an unknown call that was handed a shared
       pointer (it may read or write it).
     * `lanes`: for accesses each thread makes at its own address (plain loads and
-      stores, cp.async), how to compute every thread's bytes (`model.lanes`); None
+      stores, cp.async), how to compute every thread's bytes (`model.threads`); None
       for warp-collective or single-thread operations.
+    * `threads`: the exact set of the block's threads that execute it (`model.threads`);
+      `mult` is its size, except for warp-level issue (tcgen05.commit: one per warp).
+    * `unknown_footprint`: a per-thread access whose index could not be evaluated, so the
+      bytes it touches are unknown (a hazard through it is undecided, never an error).
     """
 
     kind: EventKind
@@ -117,6 +106,8 @@ class Event:
     possible: bool = False                       # unknown call with a shared pointer
     extent: tuple[int, int] | None = None     # bytes [lo, hi) into the buffer, all threads
     lanes: LaneRecipe | None = field(default=None, compare=False)   # per-thread footprints
+    threads: ThreadSet = field(default=0, compare=False)   # the block's threads that execute it
+    unknown_footprint: bool = False       # a per-thread access whose index could not be evaluated
 
     @property
     def where(self) -> str:
@@ -282,19 +273,6 @@ def find_roles(ifs: list[A.If], threads: int) -> list[Role]:
     return [Role(a, b) for a, b in zip(bounds, bounds[1:])]
 
 
-def elect_count(role: Role, extent: int, block: int) -> int:
-    """Threads of `role` for which `tl_shuffle_elect<extent>()` is true.
-
-    One lane in every warp whose index is a multiple of ceil(extent/32);
-    extent 0 means the first warp of the block only (tl_templates intrin.h).
-    """
-    if extent == 0:
-        return 1 if role.lo == 0 else 0
-    warp_extent = max(1, (extent + 31) // 32)
-    warps = range(role.lo // 32, (role.hi + 31) // 32)
-    return sum(1 for w in warps if w % warp_extent == 0)
-
-
 _INTEGER_TYPE = re.compile(r"(?:const\s+|volatile\s+)*(?:(?:unsigned|signed)\s+)?"
                            r"(?:int|uint|long|short|char|uchar|ushort|bool|size_t|u?int\d+_t)\b")
 
@@ -320,6 +298,7 @@ class TraceBuilder:
             d.name for decl in index.declarations if not decl.has("__shared__") and not decl.has("extern")
             for d in decl.declarators if not d.pointer and _INTEGER_TYPE.match(decl.type))
         self._inert: dict[int, bool] = memo["inert"]
+        self._masks: dict[tuple, ThreadSet | None] = memo.setdefault("masks", {})
         self.loops: dict[int, LoopInfo] = {}
         self.truncated = False
         self.unknown: dict[str, A.Call] = {}      # tl:: calls the intrinsics table does not know
@@ -396,6 +375,33 @@ class TraceBuilder:
         self._reads[id(e)] = found
         return found
 
+    def thread_mask(self, cond: A.Expr, env: dict, active: ThreadSet) -> ThreadSet | None:
+        """The threads of `active` for which `cond` holds (None: undecidable for some thread).
+
+        Evaluated for every thread, once per condition, thread set and values of the other
+        names it reads (a guard inside an unrolled loop is re-evaluated only when they change).
+        """
+        names = tuple(n for n in _names_of(cond) if n != "threadIdx.x")
+        key = (id(cond), active, tuple(env.get(n) for n in names))
+        memo = self._masks
+        if key in memo:
+            return memo[key]
+        local = dict(env)
+        taken = 0
+        found: ThreadSet | None = 0
+        for t in members(active):
+            local["threadIdx.x"] = t
+            value = self.eval(cond, local)
+            if value is None:
+                found = None
+                break
+            if value:
+                taken |= 1 << t
+        if found is not None:
+            found = taken
+        memo[key] = found
+        return found
+
     @functools.cached_property
     def period(self) -> int:
         """One period for all pipelined loops, so producer and consumer loops stay in step."""
@@ -435,6 +441,11 @@ class _RoleWalker:
         # thread of the role), and values of local scalars and array elements
         # (`phase_cnt[0]`), which persistent kernels count mbarrier phases in.
         self.locals: dict[str, int] = {"threadIdx.x": role.lo}
+        # The block's threads that reach the statement being walked, as far as conditions on
+        # the thread index go (every role's, so an election sees the whole warp); the events
+        # of this role are executed by `active & role_mask`.
+        self.role_mask: ThreadSet = span(role.lo, role.hi)
+        self.active: ThreadSet = span(0, builder.threads)
         self.loop_stack: list[tuple[str, int]] = []
         # Value ranges for footprints: every thread of the role, and the variables
         # of loops walked once for all their iterations.
@@ -524,31 +535,21 @@ class _RoleWalker:
     def if_stmt(self, s: A.If, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         cond = s.cond
         if isinstance(cond, A.Call) and cond.name in ELECT:
-            extent = int(cond.template_args[0]) if cond.template_args and cond.template_args[0].isdigit() else 0
-            count = elect_count(self.role, extent, self.b.threads)
-            if count:
-                self.stmt(s.then, env, count, it, guarded)
+            chosen = elected(self.active, elect_extent(cond))
+            self.branch(s.then, chosen, env, it, guarded)
             if s.other is not None:
-                self.stmt(s.other, env, mult, it, guarded)
+                self.branch(s.other, self.active & ~chosen, env, it, guarded)
             return
         if self.b.kinds.mentions(cond, "threadIdx.x"):
-            lo, hi = self.role.lo, self.role.hi
-            samples = sorted({lo, lo + 1, lo + 31, lo + 32, (lo + hi) // 2, hi - 1} & set(range(lo, hi)))
-            values = set()
-            for t in samples:
-                env["threadIdx.x"] = t
-                values.add(self.b.eval(cond, env))
-            env["threadIdx.x"] = self.role.lo
-            if values == {0}:
+            taken = self.b.thread_mask(cond, env, self.active)
+            if taken is None:          # undecidable per thread: both branches, by some threads
+                self.stmt(s.then, env, mult, it, True)
                 if s.other is not None:
-                    self.stmt(s.other, env, mult, it, guarded)
+                    self.stmt(s.other, env, mult, it, True)
                 return
-            if None not in values and 0 not in values:
-                self.stmt(s.then, env, mult, it, guarded)
-                return
-            self.stmt(s.then, env, mult, it, True)
+            self.branch(s.then, taken, env, it, guarded)
             if s.other is not None:
-                self.stmt(s.other, env, mult, it, True)
+                self.branch(s.other, self.active & ~taken, env, it, guarded)
             return
         value = self.b.eval(cond, env)
         if value is not None:
@@ -559,6 +560,31 @@ class _RoleWalker:
         self.stmt(s.then, env, mult, it, guarded)
         if s.other is not None:
             self.stmt(s.other, env, mult, it, guarded)
+
+    def branch(self, body: A.Node, threads: ThreadSet, env: dict, it: tuple, guarded: bool) -> None:
+        """Walk `body` as executed by `threads` (block-level): this role's part of them runs it.
+
+        `threadIdx.x` is bound to the lowest of this role's threads that run it, and footprints
+        range over exactly those threads."""
+        mine = threads & self.role_mask
+        if not mine:
+            return
+        saved = self.active, env.get("threadIdx.x"), self.ranges.get("threadIdx.x")
+        self.active = threads
+        first = lowest(mine)
+        assert first is not None
+        env["threadIdx.x"] = first
+        self.ranges["threadIdx.x"] = (first, mine.bit_length() - 1)
+        partial = guarded or mine != (saved[0] & self.role_mask)
+        self.stmt(body, env, count(mine), it, partial)
+        self.active = saved[0]
+        env["threadIdx.x"] = saved[1] if saved[1] is not None else self.role.lo
+        self.ranges["threadIdx.x"] = saved[2] or (self.role.lo, self.role.hi - 1)
+
+    @property
+    def mask(self) -> ThreadSet:
+        """This role's threads that execute the statement being walked."""
+        return self.active & self.role_mask
 
     # -------------------------------------------------------------- expressions
     def expr_stmt(self, e: A.Expr, env: dict, mult: int, it: tuple, guarded: bool) -> None:
@@ -639,17 +665,19 @@ class _RoleWalker:
         extent = None if possible or kind not in (K.SMEM, K.CP_ASYNC) else \
             self.extent(ref.index, ref.elem_bytes, width, env)   # TMA boxes: unknown
         recipe = None
-        if (lanes or kind == K.CP_ASYNC) and not possible and ref.index is not None and extent is not None:
+        per_thread = (lanes or kind == K.CP_ASYNC) and not possible and ref.index is not None
+        unknown = per_thread and extent is None
+        if per_thread and extent is not None:
             names = _names_of(ref.index)
             recipe = LaneRecipe(ref.index, ref.elem_bytes, width,
                                 tuple((n, env[n]) for n in names if n in env and n not in self.ranges
                                       and n != "threadIdx.x"),
                                 tuple((n, self.ranges[n]) for n in names if n in self.ranges
                                       and n != "threadIdx.x"),
-                                self.role.lo, self.role.hi)
+                                self.mask)
         self.events.append(Event(kind, node, self.index, mult, it, access, ref.buffer, offset,
                                  site, guarded=guarded, possible=possible, extent=extent, lanes=recipe,
-                                 **extra))
+                                 threads=self.mask, unknown_footprint=unknown, **extra))
 
     def extent(self, index: A.Expr | None, elem: int, width: int, env: dict) -> tuple[int, int] | None:
         """Bytes [lo, hi) the access touches over all threads of the role and once-walked loops."""
@@ -700,7 +728,8 @@ class _RoleWalker:
         handler(self, _Call(call, intr, env, mult, it, guarded, value))
 
     def event(self, c: _Call, kind: EventKind, **kw: Any) -> None:
-        self.events.append(Event(kind, c.node, self.index, c.mult, c.it, guarded=c.guarded, **kw))
+        self.events.append(Event(kind, c.node, self.index, c.mult, c.it, guarded=c.guarded,
+                                 threads=self.mask, **kw))
 
     def unknown_call(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         """A call the table does not know: a shared pointer passed to it may be read or written."""
@@ -762,7 +791,7 @@ class _RoleWalker:
                 self.b.cluster = True
                 self.b.cluster_barriers.add(bar[0] if bar else "")
         self.events.append(Event(c.intr.kind, c.node, self.index, mult, c.it, guarded=c.guarded,
-                                 barrier=bar))
+                                 barrier=bar, threads=self.mask))
 
     def on_tma_load(self, c: _Call) -> None:
         self.tma_load(c.node, c.env, c.mult, c.it, c.guarded, cluster=c.intr.cluster)
@@ -791,7 +820,7 @@ class _RoleWalker:
                 buf, off = self.descriptors[name]
                 site = self.desc_sites.get(name, (id(c.node),))
                 self.events.append(Event(K.SMEM, c.node, self.index, c.mult, c.it, "read", buf, off,
-                                         site, guarded=c.guarded))
+                                         site, guarded=c.guarded, threads=self.mask))
 
     def on_shared_pointer(self, c: _Call) -> None:
         """PTX wrappers and copies that take a shared-memory pointer at a known argument."""
@@ -872,7 +901,9 @@ def _names_of(expr: A.Expr) -> tuple[str, ...]:
     if found is None or found[0] is not expr:
         names = sorted({n.ident for n in expr.walk() if isinstance(n, A.Name) and not n.scope}
                        | {b for n in expr.walk() if isinstance(n, (A.Member, A.Cast))
-                          for b in [builtin_name(n)] if b})
+                          for b in [builtin_name(n)] if b}
+                       | ({"threadIdx.x"} if any(isinstance(n, A.Call) and thread_index_call(n)
+                                                 for n in expr.walk()) else set()))
         found = _NAMES[id(expr)] = (expr, tuple(names))
     return found[1]
 
