@@ -206,6 +206,12 @@ def apply_config(report: Report, cfg: Config, args: argparse.Namespace, host: Pl
     def on(rule: str, path: str, kernel: str | None = None) -> bool:
         return chosen.enabled(rule) and not _file_ignored(rule, path, kernel, cfg, u)
 
+    from .options import project_root
+    from .relocate import confine, parse_path_map, python_first
+
+    # `#line` paths rebased and confined first: nothing below opens a file outside the project
+    pairs = parse_path_map([*cfg.path_map, *(getattr(args, "path_map", None) or [])])
+    confine(report, project_root(args, cfg), pairs)
     _apply_suppressions(report, on)
     kept: list[Finding] = []
     for f in report.findings:
@@ -215,9 +221,6 @@ def apply_config(report: Report, cfg: Config, args: argparse.Namespace, host: Pl
             f = replace(f, severity=cfg.severity[f.rule])
         kept.append(f)
     report.findings = kept
-    from .relocate import map_paths, parse_path_map, python_first
-
-    map_paths(report, parse_path_map([*cfg.path_map, *(getattr(args, "path_map", None) or [])]))
     if (getattr(args, "primary_location", None) or cfg.primary_location) == "python":
         python_first(report)
     _apply_baseline(report, args)
@@ -259,7 +262,8 @@ def _apply_suppressions(report: Report, on: Callable[..., bool]) -> None:
             if f.rule in rules:
                 hit = line
         origin = python_origin(f)
-        if hit is None and origin is not None and python_suppressed(origin.path, origin.line, f.rule):
+        if hit is None and origin is not None and not origin.outside and \
+                python_suppressed(origin.path, origin.line, f.rule):
             report.suppressed.append(f)         # `# pipelint: ignore[RULE]` on the TileLang line
             continue
         if hit is not None:

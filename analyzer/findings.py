@@ -58,7 +58,9 @@ class Rule:
 @dataclass(frozen=True, slots=True)
 class Location:
     """A place in a file: 1-based line and column, exclusive end column (SARIF's convention);
-    `message` says what the place is when it is a related location ("the wait", "the copy")."""
+    `message` says what the place is when it is a related location ("the wait", "the copy");
+    `outside` marks a path the input named (`#line`) outside the project root: reported, never
+    opened (`pipelint.relocate.confine`)."""
 
     path: str
     line: int
@@ -66,6 +68,7 @@ class Location:
     end_line: int | None = None
     end_column: int | None = None
     message: str = ""
+    outside: bool = False
 
 
 @dataclass(frozen=True, slots=True)

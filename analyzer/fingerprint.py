@@ -105,7 +105,8 @@ _LINE_REFERENCE = re.compile(r"\blines? \d+")
 def fingerprint(f: Finding, with_path: bool = False) -> str:
     """Baseline identity: rule, kernel and the line hash (not the line number), and with
     `with_path` the file's path as well."""
-    anchor = line_hash(f.location.path, f.location.line) or f"line{f.location.line}"
+    loc = f.location        # a file outside the project is never opened (`relocate.confine`)
+    anchor = (None if loc.outside else line_hash(loc.path, loc.line)) or f"line{loc.line}"
     # messages name other lines ("read at line 88"): an edit above them must not change identity
     message = _LINE_REFERENCE.sub("line", f.message)
     raw = f"{f.rule}\0{f.kernel or ''}\0{anchor}\0{message}"

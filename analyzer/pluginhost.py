@@ -5,14 +5,22 @@ entry-point group `pipelint`; if pipelint runs from a source tree without
 being installed, the same modules are read from pyproject.toml.  pluggy stops
 at the first exception, so checks are called implementation by implementation
 and a crash becomes a `ToolError` naming the plugin (flake8 does the same).
+What a plugin prints while pipelint calls it (`print` in a hook, a subprocess it
+runs) is captured per call and reported as a notification naming the plugin:
+stdout may be carrying a JSON or SARIF report.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import os
+import sys
+import tempfile
+import threading
 import tomllib
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -27,6 +35,7 @@ if TYPE_CHECKING:
 from . import hookspecs
 from .errors import UsageError
 from .findings import Finding, Location, Rule, Severity, ToolError
+from .report.escape import visible
 
 GROUP = "pipelint"
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
@@ -66,9 +75,24 @@ class PluginHost:
         for impl in self.pm.hook.pipelint_configure.get_hookimpls():
             table = tables.get(impl.plugin_name, {})
             try:
-                impl.function(config=dict(table))
+                with self.capturing(impl.plugin_name, " while configuring"):
+                    impl.function(config=dict(table))
             except (ValueError, TypeError, KeyError) as exc:
                 raise UsageError(f"[tool.pipelint.plugins.{impl.plugin_name}]: {exc}") from None
+
+    @contextlib.contextmanager
+    def capturing(self, plugin: str, where: str = "", path: str | None = None,
+                  errors: list[ToolError] | None = None) -> Iterator[None]:
+        """Run plugin code with its output captured; what it printed becomes a notification in
+        `errors` (the host's own when None)."""
+        printed: dict[str, str] = {}
+        try:
+            with captured_output() as printed:
+                yield
+        finally:            # also when the plugin crashed after printing
+            note = output_note(plugin, printed, where, path)
+            if note is not None:
+                (self.errors if errors is None else errors).append(note)
 
     def check_kernel(self, kernel: KernelModel, parsed: ParsedFile, path: str) -> tuple[list[Finding], list[ToolError]]:
         return self._call("pipelint_check_kernel", dict(kernel=kernel, parsed=parsed, path=path))
@@ -82,20 +106,114 @@ class PluginHost:
     def _call(self, hook: str, kwargs: dict) -> tuple[list[Finding], list[ToolError]]:
         findings: list[Finding] = []
         errors: list[ToolError] = []
+        where = f" in kernel {kwargs['kernel'].name}" if "kernel" in kwargs else ""
         for impl in getattr(self.pm.hook, hook).get_hookimpls():
             try:
-                result = impl.function(**{a: kwargs[a] for a in impl.argnames})
+                with self.capturing(impl.plugin_name, where, kwargs.get("path"), errors):
+                    result = impl.function(**{a: kwargs[a] for a in impl.argnames})
                 produced = [_checked(f, impl.plugin_name, self.rules) for f in result or ()]
                 findings.extend(produced)
             except (MemoryError, RecursionError):
                 raise               # the file's budget, not the plugin's bug: analysis-limit
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - isolation is the point
-                where = f" in kernel {kwargs['kernel'].name}" if "kernel" in kwargs else ""
                 errors.append(ToolError(
                     f"plugin {impl.plugin_name!r} crashed{where}: {type(exc).__name__}: {exc}",
                     path=kwargs.get("path"), plugin=impl.plugin_name,
                     detail="".join(traceback.format_exception(exc))))
         return findings, errors
+
+
+EXCERPT = 100        # characters of captured output quoted in the notification (all of it in `detail`)
+
+
+def output_note(plugin: str, printed: dict[str, str], where: str = "", path: str | None = None) -> ToolError | None:
+    """A notification (not an internal error: the exit code stays) for what a plugin printed."""
+    streams = [name for name in ("stdout", "stderr") if printed.get(name)]
+    if not streams:
+        return None
+    text = printed[streams[0]]
+    excerpt = visible(text[:EXCERPT]) + ("..." if len(text) > EXCERPT else "")
+    return ToolError(f"plugin {plugin!r} printed to {' and '.join(streams)}{where} (kept out of the report): "
+                     f"{excerpt}", path=path, plugin=plugin, internal=False,
+                     detail="".join(f"--- {name} ---\n{printed[name]}" for name in streams))
+
+
+@contextlib.contextmanager
+def captured_output() -> Iterator[dict[str, str]]:
+    """Capture what the code in the block prints: `sys.stdout` and `sys.stderr` swapped for
+    buffers, and in the main thread file descriptor 1 pointed at a private temporary file (a
+    subprocess, `os.write(1, ...)`, `sys.__stdout__`).  The dict it yields holds `stdout` and
+    `stderr` once the block is left."""
+    printed: dict[str, str] = {}
+    out, err = io.StringIO(), io.StringIO()
+    saved = [sys.stdout, sys.stderr, _divert_fd1()]
+    sys.stdout, sys.stderr = out, err
+    try:
+        yield printed
+    finally:
+        raw = _restore(saved)
+        printed.update(stdout=out.getvalue() + raw, stderr=err.getvalue())
+
+
+_SPOOL: list = []            # the process's capture file for descriptor 1, made on first use
+
+
+def _divert_fd1() -> int | None:
+    """Point descriptor 1 at the capture file; the saved descriptor, or None where that is not
+    done (another thread: the main one may be writing its own output meanwhile)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        for stream in (sys.stdout, sys.__stdout__):
+            if stream is not None:
+                stream.flush()      # what pipelint wrote before stays its own
+        if not _SPOOL:
+            _SPOOL.append(tempfile.TemporaryFile())  # noqa: SIM115 - open for the process's life
+        saved = os.dup(1)
+    except (OSError, ValueError):   # no descriptor 1, a closed stream
+        return None
+    os.dup2(_SPOOL[0].fileno(), 1)
+    return saved
+
+
+def _restore(saved: list) -> str:
+    """Put the streams back and return what reached descriptor 1.  An alarm (the time budget)
+    arriving meanwhile is held until the streams are back: a report written into the capture
+    file afterwards would be lost."""
+    pending: BaseException | None = None
+    raw = ""
+    for _ in range(8):
+        try:
+            raw += _restore_once(saved)
+            break
+        except Exception:
+            raise
+        except BaseException as exc:   # noqa: BLE001 - an alarm or ^C: finish, then re-raise
+            pending = exc
+    if pending is not None:
+        raise pending
+    return raw
+
+
+def _restore_once(saved: list) -> str:
+    """One attempt; each step done is recorded in `saved`, so a retry does only what is left."""
+    sys.stdout, sys.stderr = saved[0], saved[1]
+    fd = saved[2]
+    if fd is None:
+        return ""
+    with contextlib.suppress(OSError, ValueError):
+        if sys.__stdout__ is not None:
+            sys.__stdout__.flush()      # a plugin's write past the swap, still in Python's buffer
+    os.dup2(fd, 1)
+    saved[2] = None
+    spool = _SPOOL[0].fileno()
+    size = os.lseek(spool, 0, os.SEEK_END)
+    os.lseek(spool, 0, os.SEEK_SET)
+    data = os.read(spool, size) if size else b""
+    os.ftruncate(spool, 0)
+    os.lseek(spool, 0, os.SEEK_SET)
+    os.close(fd)
+    return data.decode("utf-8", "replace")
 
 
 class MalformedFinding(Exception):
@@ -136,7 +254,8 @@ def load_plugins(disable: Iterable[str] = (), extra_modules: Iterable[object] = 
         if ep.name in off or ep.name in seen_modules:
             continue
         try:
-            module = ep.load()
+            with host.capturing(ep.name, " while loading"):
+                module = ep.load()
         except Exception as exc:  # noqa: BLE001
             host.errors.append(ToolError(f"plugin {ep.name!r} failed to load: {type(exc).__name__}: {exc}",
                                          plugin=ep.name))
@@ -175,7 +294,8 @@ def _collect_formats(host: PluginHost) -> None:
     owner: dict[str, str] = {}
     for impl in impls:
         try:
-            formats: dict[str, Callable[..., str]] = dict(impl.function() or {})  # type: ignore[call-overload]
+            with host.capturing(impl.plugin_name, " while declaring output formats"):
+                formats: dict[str, Callable[..., str]] = dict(impl.function() or {})  # type: ignore[call-overload]
         except Exception as exc:  # noqa: BLE001
             host.errors.append(ToolError(f"plugin {impl.plugin_name!r} failed to declare output formats: {exc}",
                                          plugin=impl.plugin_name))
@@ -201,7 +321,8 @@ def _register(host: PluginHost, module: object, name: str, version: str) -> None
 def _collect_rules(host: PluginHost) -> None:
     for impl in host.pm.hook.pipelint_rules.get_hookimpls():
         try:
-            rules: list[Rule] = list(impl.function() or ())  # type: ignore[call-overload]
+            with host.capturing(impl.plugin_name, " while declaring rules"):
+                rules: list[Rule] = list(impl.function() or ())  # type: ignore[call-overload]
         except (Exception, SystemExit) as exc:  # noqa: BLE001
             host.errors.append(ToolError(f"plugin {impl.plugin_name!r} failed to declare rules: {exc}",
                                          plugin=impl.plugin_name))

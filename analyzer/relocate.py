@@ -5,9 +5,15 @@ People edit the TileLang Python, not the regenerated `.cu`.  With
 kernel statement (from `#line`) and the `.cu` position a related one; GitHub
 annotations and code scanning then point at the line to change.
 `--path-map OLD=NEW` rebases `#line` paths written on another machine.
+
+A `#line` name is whatever the analysed file says (`"../../../../etc/passwd"`).
+`confine` marks each location outside the project (`Location.outside`): such a
+file is reported by name and never opened, not for its source line, a
+`# pipelint: ignore` comment or a line hash.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -37,7 +43,8 @@ def _python_first(f: Finding) -> Finding:
         return f
     cu = replace(f.location, message="generated CUDA")
     rest = tuple(r for r in f.related if r is not origin and r.message not in ORIGIN_MESSAGES)
-    return replace(f, location=Location(origin.path, origin.line, 1, origin.line, None), related=(cu, *rest))
+    return replace(f, location=Location(origin.path, origin.line, 1, origin.line, None, outside=origin.outside),
+                   related=(cu, *rest))
 
 
 def parse_path_map(items: Iterable[str]) -> list[tuple[str, str]]:
@@ -65,3 +72,45 @@ def map_paths(report: Report, pairs: list[tuple[str, str]]) -> None:
 
     report.findings = [replace(f, location=fix(f.location), related=tuple(fix(r) for r in f.related))
                        for f in report.findings]
+
+
+def confine(report: Report, root: str | os.PathLike[str], pairs: list[tuple[str, str]]) -> None:
+    """Rebase `#line` paths (`map_paths`), then mark every location outside the project.
+
+    Inside are files under `root`, the files checked (named by the user or found by the walk)
+    and files under a `--path-map` NEW prefix (the user said where those sources are).
+    Paths are resolved as `open` would resolve them, symbolic links included.
+    """
+    map_paths(report, pairs)
+    inside = ProjectFiles(root, [r.path for r in report.files], [new for _, new in pairs])
+
+    def mark(loc: Location) -> Location:
+        outside = not inside.contains(loc.path)
+        return loc if loc.outside == outside else replace(loc, outside=outside)
+
+    report.findings = [replace(f, location=mark(f.location), related=tuple(mark(r) for r in f.related))
+                       for f in report.findings]
+
+
+class ProjectFiles:
+    """Which paths pipelint may open: under the project's folders or one of the checked files."""
+
+    def __init__(self, root: str | os.PathLike[str], files: Iterable[str] = (), folders: Iterable[str] = ()) -> None:
+        self._folders = [_real(root), *(_real(f) for f in folders if f)]
+        self._files = {_real(f) for f in files}
+        self._seen: dict[str, bool] = {}
+
+    def contains(self, path: str) -> bool:
+        known = self._seen.get(path)
+        if known is None:
+            real = _real(path)
+            known = self._seen[path] = real in self._files or any(
+                real == folder or real.startswith(folder.rstrip(os.sep) + os.sep) for folder in self._folders)
+        return known
+
+
+def _real(path: str | os.PathLike[str]) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):       # a NUL byte, a loop of links: not a path to open
+        return "\0"

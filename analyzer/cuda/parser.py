@@ -1,15 +1,23 @@
 """Parse CUDA source into a `TranslationUnit` with a `#line` map.
 
-The grammar (grammars/cuda.lark) is compiled once per process and cached on
-disk by Lark, so a `pipelint check` process pays for it once, in milliseconds.
+The grammar (grammars/cuda.lark) is compiled once per process and its tables
+are cached on disk by Lark, so a `pipelint check` process pays for it once, in
+milliseconds.  Lark's cache is a pickle, and loading a pickle runs code: it is
+kept only in a folder of the user's cache that only the user can write (mode
+0700, owned by the user, checked before every load), never in the shared temp
+folder where Lark's `cache=True` would put it under a predictable name.
 """
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
+import stat
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+import lark
 from lark import Lark
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
@@ -88,8 +96,9 @@ class _Parser:
         grammar = resources.files("pipelint.grammars").joinpath("cuda.lark").read_text(encoding="utf-8")
         options = (_fast_options() if fast else None) or {"lexer": FastLexer}
         self.fast = "_plugins" in options
+        cache = grammar_cache_file(grammar, self.fast)
         self.lark = Lark(grammar, parser="lalr", transformer=self.builder, maybe_placeholders=False,
-                         cache=True, **options)
+                         cache=str(cache) if cache else False, **options)
 
     def parse(self, source: str) -> ParsedFile:
         directives: list[Directive] = []
@@ -104,6 +113,63 @@ class _Parser:
             raise CudaSyntaxError(f"cannot parse: {err}", 1, 1) from None
         unit = TranslationUnit(tree.items, tree.span, tuple(directives))
         return ParsedFile(unit, LineMap(directives), source, registry)
+
+
+def grammar_cache_file(grammar: str, fast: bool) -> str | None:
+    """Where Lark may keep the compiled grammar: a file only this user can have written, or None
+    (compile in memory).  A file that fails the checks is removed, never loaded."""
+    folder = _private_folder()
+    if folder is None:
+        return None
+    key = hashlib.sha256(f"{grammar}\0{lark.__version__}\0{fast}".encode()).hexdigest()[:20]
+    path = os.path.join(folder, f"cuda-{key}.lark")
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return path                 # Lark writes it (the folder is private)
+    except OSError:
+        return None
+    if _trusted(st, dir_mode=False):
+        return path
+    try:
+        os.unlink(path)
+    except OSError:
+        return None
+    return path
+
+
+def _private_folder() -> str | None:
+    """`grammar-<uid>` in the user's cache folder (`$PIPELINT_CACHE_DIR` or the platform's, never
+    a project's `cache-dir`), created 0700; None when it is not a real folder of ours."""
+    from ..cache import default_dir
+
+    uid = getattr(os, "getuid", None)
+    folder = os.path.join(default_dir(), f"grammar-{uid()}" if uid else "grammar")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        st = os.lstat(folder)
+        if _trusted(st, dir_mode=True):
+            return folder
+        if stat.S_ISDIR(st.st_mode) and uid and st.st_uid == uid():
+            # ours but open to others: whatever is inside may have been planted; start afresh
+            os.chmod(folder, 0o700)
+            for name in os.listdir(folder):
+                os.unlink(os.path.join(folder, name))
+            return folder
+    except OSError:
+        pass
+    return None
+
+
+def _trusted(st: os.stat_result, dir_mode: bool) -> bool:
+    """A real folder (mode 0700) or regular file (not group/world-writable) owned by this user."""
+    kind = stat.S_ISDIR if dir_mode else stat.S_ISREG
+    if not kind(st.st_mode):
+        return False
+    uid = getattr(os, "getuid", None)
+    if uid is None:                 # Windows: the user's profile folder is private by ACL
+        return True
+    return st.st_uid == uid() and not st.st_mode & (0o077 if dir_mode else 0o022)
 
 
 _NICE = {"SEMI": "';'", "RPAR": "')'", "LPAR": "'('", "RBRACE": "'}'", "LBRACE": "'{'",

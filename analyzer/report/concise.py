@@ -3,10 +3,11 @@ for editors' problem matchers, grep and quick terminal use."""
 from __future__ import annotations
 
 from ..findings import Report
+from .escape import visible
 
 
 def render(report: Report, **_: object) -> str:
-    out = [f"{f.location.path}:{f.location.line}:{f.location.column}: {f.severity.value}[{f.rule}] {f.message}"
-           for f in report.sorted_findings()]
-    out += [f"{e.path or 'pipelint'}: tool error: {e.message}" for e in report.errors]
+    out = [visible(f"{f.location.path}:{f.location.line}:{f.location.column}: {f.severity.value}[{f.rule}] "
+                   f"{f.message}") for f in report.sorted_findings()]
+    out += [visible(f"{e.path or 'pipelint'}: tool error: {e.message}") for e in report.errors]
     return "\n".join(out) + ("\n" if out else "")

@@ -2,16 +2,19 @@
 from __future__ import annotations
 
 from ..findings import Report, Severity
+from .escape import visible
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 
 
 def _data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow command's message: LF and `%` encoded (GitHub's escapes; the help line stays a
+    line of its own), every other control character made visible (the runner logs it raw)."""
+    return "%0A".join(visible(part).replace("%", "%25") for part in text.split("\n"))
 
 
 def _prop(text: str) -> str:
-    return _data(text).replace(":", "%3A").replace(",", "%2C")
+    return visible(text).replace("%", "%25").replace(":", "%3A").replace(",", "%2C")
 
 
 def render(report: Report, **_: object) -> str:

@@ -8,22 +8,22 @@ the path and position, so an issue keeps its identity while unrelated lines move
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 
 from ..findings import Report, Severity
+from .escape import visible
 
 _SEVERITY = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.NOTE: "info"}
 
 
 def _relative(path: str) -> str:
     if os.path.isabs(path):
-        try:
+        with contextlib.suppress(ValueError):       # another drive (Windows)
             path = os.path.relpath(path)
-        except ValueError:          # another drive (Windows)
-            return path.replace(os.sep, "/")
-    return path.replace(os.sep, "/")
+    return visible(path.replace(os.sep, "/"))
 
 
 def render(report: Report, **_: object) -> str:
@@ -35,15 +35,15 @@ def render(report: Report, **_: object) -> str:
         base = fingerprint(f, with_path=True)
         n = seen[base] = seen.get(base, 0) + 1          # the same text twice in a file: still two issues
         issues.append({
-            "description": f"{f.message} ({f.rule})",
-            "check_name": f.rule,
+            "description": visible(f"{f.message} ({f.rule})"),
+            "check_name": visible(f.rule),
             "fingerprint": hashlib.sha256(f"{base}\0{n}".encode()).hexdigest()[:32],
             "severity": _SEVERITY[f.severity],
             "location": {"path": _relative(f.location.path), "lines": {"begin": f.location.line}},
         })
     for e in report.errors:
         issues.append({
-            "description": f"pipelint tool error: {e.message}",
+            "description": visible(f"pipelint tool error: {e.message}"),
             "check_name": "pipelint-tool-error",
             "fingerprint": hashlib.sha256(f"tool\0{e.message}".encode()).hexdigest()[:32],
             "severity": "blocker" if e.internal else "minor",

@@ -10,7 +10,7 @@ from ..findings import Finding, Location, Report
 
 
 def _loc(loc: Location) -> dict[str, Any]:
-    return {k: v for k, v in asdict(loc).items() if v not in (None, "")}
+    return {k: v for k, v in asdict(loc).items() if v is not None and v != "" and v is not False}
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
@@ -25,6 +25,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "end_column": f.location.end_column,
         "related": [_loc(r) for r in f.related],
     }
+    if f.location.outside:
+        d["outside"] = True     # a `#line` file outside the project, never opened
     if f.kernel:
         d["kernel"] = f.kernel
     if f.plugin:

@@ -2,12 +2,15 @@
 
 CI systems that only show test reports (Jenkins, GitLab's test widget, Azure)
 then list the kernels that fail and why.  Tool errors are `<error>` elements.
+Control characters (XML 1.0 cannot hold them, terminals would run them) are made
+visible in every attribute and text.
 """
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
 from ..findings import Report
+from .escape import visible
 
 
 def render(report: Report, **_: object) -> str:
@@ -24,12 +27,20 @@ def render(report: Report, **_: object) -> str:
     suite = ET.SubElement(root, "testsuite", name="pipelint", tests=str(len(by_path)), failures=str(failures),
                           errors=str(len(errors)))
     for path in sorted(by_path):
-        case = ET.SubElement(suite, "testcase", classname="pipelint", name=path, file=path)
+        case = ET.SubElement(suite, "testcase", classname="pipelint", name=visible(path), file=visible(path))
         for f in by_path[path]:
             loc = f.location
-            failure = ET.SubElement(case, "failure", type=f.rule, message=f"{f.severity.value}: {f.message}")
-            failure.text = f"{loc.path}:{loc.line}:{loc.column}: {f.severity.value}[{f.rule}] {f.message}"
+            failure = ET.SubElement(case, "failure", type=visible(f.rule),
+                                    message=visible(f"{f.severity.value}: {f.message}"))
+            failure.text = visible(f"{loc.path}:{loc.line}:{loc.column}: {f.severity.value}[{f.rule}] {f.message}")
         for e in errors.get(path, []):
-            ET.SubElement(case, "error", type="tool-error", message=e.message).text = e.detail or e.message
+            ET.SubElement(case, "error", type="tool-error", message=visible(e.message)).text = \
+                _lines(e.detail or e.message)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _lines(text: str) -> str:
+    """A multi-line text (a traceback) with its line breaks kept and every other control character
+    made visible."""
+    return "\n".join(visible(line) for line in text.split("\n"))

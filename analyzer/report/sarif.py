@@ -62,6 +62,8 @@ def _region(loc: Location) -> dict[str, int]:
 
 
 def _physical(loc: Location, root: Path) -> dict[str, Any]:
+    if loc.outside:     # a `#line` file outside the project (never opened): absolute, not under %SRCROOT%
+        return {"artifactLocation": {"uri": Path(os.path.abspath(loc.path)).as_uri()}, "region": _region(loc)}
     return {"artifactLocation": _artifact(loc.path, root), "region": _region(loc)}
 
 
@@ -104,7 +106,7 @@ def _result(f: Finding, index: int, root: Path, suppressed: bool) -> dict[str, A
         result["codeFlows"] = [{"threadFlows": [{"locations": [
             {"location": {"physicalLocation": _physical(loc, root),
                           "message": {"text": loc.message or f.message}}} for loc in chain]}]}]
-    lh = line_hash(f.location.path, f.location.line)
+    lh = None if f.location.outside else line_hash(f.location.path, f.location.line)
     if lh:
         result["partialFingerprints"] = {"primaryLocationLineHash": lh}
     if f.kernel or f.plugin or f.help:

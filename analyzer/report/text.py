@@ -7,6 +7,7 @@ import os
 from collections import Counter
 
 from ..findings import Finding, Report, Severity
+from .escape import visible
 
 _COLOURS = {Severity.ERROR: "\033[1;31m", Severity.WARNING: "\033[1;33m", Severity.NOTE: "\033[1;36m"}
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
@@ -39,28 +40,32 @@ def _source_line(path: str, line: int, column: int, colour: bool) -> list[str]:
         start = max(0, column - 1 - cut - 60)
         stripped = ("..." if start else "") + stripped[start:start + 140] + "..."
         cut += start - (3 if start else 0)
-    caret = " " * max(0, column - 1 - cut) + "^"
+    # the caret goes under the same character once tabs are spaces and control bytes escapes
+    before = visible(stripped[:max(0, column - 1 - cut)].expandtabs(4))
+    caret = " " * len(before) + "^"
     if colour:
         caret = _COLOURS[Severity.ERROR] + caret + _RESET
-    return [f"    {stripped}", f"    {caret}"]
+    return [f"    {visible(stripped.expandtabs(4))}", f"    {caret}"]
 
 
 def format_finding(f: Finding, colour: bool = False, source: bool = True) -> list[str]:
+    """The lines of one finding; everything that comes from the input is passed through `visible`
+    (a `#line` name or a message may hold ESC/BEL: terminal sequences)."""
     loc = f.location
     sev = f.severity.value
+    where, rule, message = f"{visible(loc.path)}:{loc.line}:{loc.column}:", visible(f.rule), visible(f.message)
     if colour:
-        head = (f"{_BOLD}{loc.path}:{loc.line}:{loc.column}:{_RESET} {_COLOURS[f.severity]}{sev}"
-                f"{_RESET}[{f.rule}] {f.message}")
+        head = f"{_BOLD}{where}{_RESET} {_COLOURS[f.severity]}{sev}{_RESET}[{rule}] {message}"
     else:
-        head = f"{loc.path}:{loc.line}:{loc.column}: {sev}[{f.rule}] {f.message}"
+        head = f"{where} {sev}[{rule}] {message}"
     out = [head]
-    if source:
+    if source and not loc.outside:      # a file outside the project is named, never opened
         out.extend(_source_line(loc.path, loc.line, loc.column, colour))
     for rel in f.related:
-        text = f"    {rel.path}:{rel.line}:{rel.column}: note: {rel.message}"
+        text = f"    {visible(rel.path)}:{rel.line}:{rel.column}: note: {visible(rel.message)}"
         out.append(f"{_DIM}{text}{_RESET}" if colour else text)
     if f.help:
-        out.append(f"    {_BOLD}help{_RESET}: {f.help}" if colour else f"    help: {f.help}")
+        out.append(f"    {_BOLD}help{_RESET}: {visible(f.help)}" if colour else f"    help: {visible(f.help)}")
     return out
 
 
@@ -70,14 +75,14 @@ def render(report: Report, colour: bool = False, statistics: bool = False, quiet
     for f in report.sorted_findings():
         out.extend(format_finding(f, colour))
     for e in report.errors:
-        where = f"{e.path}: " if e.path else ""
-        out.append(f"{where}tool error: {e.message}")
+        where = f"{visible(e.path)}: " if e.path else ""
+        out.append(f"{where}tool error: {visible(e.message)}")
     counts = Counter(f.severity for f in report.findings)
     if statistics:
         out.append("")
         by_rule = Counter(f.rule for f in report.findings)
         for rule, n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0])):
-            out.append(f"{n:6d}  {rule}")
+            out.append(f"{n:6d}  {visible(rule)}")
     parsed = sum(1 for r in report.files if r.parsed)
     summary = (f"{len(report.files)} file(s), {parsed} parsed, "
                f"{sum(len(r.kernels) for r in report.files)} kernel(s): "
