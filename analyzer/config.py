@@ -261,6 +261,8 @@ def _apply_suppressions(report: Report, on: Callable[..., bool]) -> None:
             rules = sup.get(line, (set(), 0))[0]
             if f.rule in rules:
                 hit = line
+        if hit is None:     # `// pipelint: ignore-file[RULE]`: kept under minus its line
+            hit = next((line for line, (rules, _) in sup.items() if line < 0 and f.rule in rules), None)
         origin = python_origin(f)
         if hit is None and origin is not None and not origin.outside and \
                 python_suppressed(origin.path, origin.line, f.rule):
@@ -276,17 +278,18 @@ def _apply_suppressions(report: Report, on: Callable[..., bool]) -> None:
         if found is None:
             found = _by_line(r.suppressions) if r.suppressions is not None else inline_suppressions(r.path)
         for line, (rules, col) in found.items():
+            at = Location(r.path, abs(line), col)
             if not rules:
                 kept.append(Finding(UNUSED_SUPPRESSION.id, UNUSED_SUPPRESSION.severity,
                                     "suppression comment names no rule: write `pipelint: ignore[RULE]`",
-                                    Location(r.path, line, col), plugin="pipelint",
-                                    help=f"name the rule: `// pipelint: ignore[RULE]` on line {line}"))
+                                    at, plugin="pipelint",
+                                    help=f"name the rule: `// pipelint: ignore[RULE]` on line {abs(line)}"))
             for rule in sorted(rules):
                 if (r.path, line, rule) not in used and on(rule, r.path):
                     kept.append(Finding(UNUSED_SUPPRESSION.id, UNUSED_SUPPRESSION.severity,
                                         f"suppression of {rule} matches no finding",
-                                        Location(r.path, line, col), plugin="pipelint",
-                                        help=f"remove `{rule}` from the comment on line {line}"))
+                                        at, plugin="pipelint",
+                                        help=f"remove `{rule}` from the comment on line {abs(line)}"))
     report.findings = kept
 
 

@@ -32,10 +32,12 @@ def explain_data(m: KernelModel) -> dict[str, Any]:
                          "orders": list(dict.fromkeys(_ordered(h) for h in hazards.values()))})
     wait = m.steady_wait()
     inits = m.mbarrier_inits()
+    flow = buffer_roles(m)
     return {
         "kernel": m.name, "threads": m.threads, "roles": [str(r) for r in m.roles],
         "buffers": [{"name": name, "space": buf.space, "offset": buf.offset, "size": buf.size,
-                     **({"versions": st.versions, "stride": st.stride} if (st := m.stages.get(name)) else {})}
+                     **({"versions": st.versions, "stride": st.stride} if (st := m.stages.get(name)) else {}),
+                     **flow.get(name, {"producers": [], "consumers": []})}
                     for name, buf in sorted(m.buffers.items(), key=lambda kv: (kv[1].space, kv[1].offset))],
         "pipelined_loops": [{"var": loop.var, "line": loop.node.span.line, "trip": loop.trip,
                              "simulated": loop.simulated, "runtime": loop.runtime} for loop in m.pipelined_loops],
@@ -51,6 +53,35 @@ def explain_data(m: KernelModel) -> dict[str, Any]:
     }
 
 
+_FILLS = {K.CP_ASYNC: "cp.async", K.TMA_LOAD: "TMA"}
+
+
+def buffer_roles(m: KernelModel) -> dict[str, dict[str, list[str]]]:
+    """Which warp role produces (writes: stores, cp.async, TMA loads) and which consumes (reads)
+    each shared buffer: `{buffer: {"producers": ["threads 128-255 (TMA)"], "consumers": [...]}}`."""
+    writers: dict[str, dict[int, set[str]]] = {}
+    readers: dict[str, set[int]] = {}
+    for ev in m.trace.all_events():
+        if ev.buffer is None or not ev.access:
+            continue
+        if ev.access == "read":
+            readers.setdefault(ev.buffer, set()).add(ev.role)
+        else:
+            how = _FILLS.get(ev.kind, "stores")
+            writers.setdefault(ev.buffer, {}).setdefault(ev.role, set()).add(how)
+        if ev.kind == K.TMA_STORE:      # a TMA store reads shared memory
+            readers.setdefault(ev.buffer, set()).add(ev.role)
+
+    def role(r: int) -> str:
+        return str(m.roles[r]) if r < len(m.roles) else f"role {r}"
+
+    out: dict[str, dict[str, list[str]]] = {}
+    for name in sorted(set(writers) | set(readers)):
+        out[name] = {"producers": [f"{role(r)} ({', '.join(sorted(h))})" for r, h in sorted(writers.get(name, {}).items())],
+                     "consumers": [role(r) for r in sorted(readers.get(name, set()))]}
+    return out
+
+
 def explain_kernel(m: KernelModel) -> list[str]:
     """What the model knows of one kernel, one section per concern."""
     d = explain_data(m)
@@ -59,6 +90,9 @@ def explain_kernel(m: KernelModel) -> list[str]:
         shape = (f"{b['versions']} version(s) x {b['stride']} B" if "versions" in b
                  else f"{b['size'] if b['size'] is not None else '?'} B")
         out.append(f"  shared {b['name']}: {b['space']} @ {b['offset']}, {shape}")
+        if b["producers"] or b["consumers"]:
+            out.append(f"    produced by {', '.join(b['producers']) or 'no role'}; "
+                       f"consumed by {', '.join(b['consumers']) or 'no role'}")
     for loop in d["pipelined_loops"]:
         out.append(f"  pipelined loop over {loop['var']} (line {loop['line']}): {loop['trip']} iterations"
                    + (f", simulated {loop['simulated']}" if loop["simulated"] != loop["trip"] else "")

@@ -9,7 +9,7 @@ import os
 import re
 import stat
 
-SUPPRESS = re.compile(r"//\s*pipelint:\s*ignore(?:\[([^\]]*)\])?")
+SUPPRESS = re.compile(r"//\s*pipelint:\s*ignore(-file)?(?:\[([^\]]*)\])?")
 
 Suppressions = tuple[tuple[int, tuple[str, ...], int], ...]
 
@@ -46,13 +46,14 @@ def python_suppressed(path: str, line: int, rule: str) -> bool:
 
 def suppressions_in(text: str) -> Suppressions:
     """(line, rule ids, column) of each suppression comment; an empty rule tuple for a bare
-    `pipelint: ignore` (reported: it must name its rules)."""
+    `pipelint: ignore` (reported: it must name its rules).  A file-level one,
+    `// pipelint: ignore-file[RULE,...]` (anywhere in the file), is kept under minus its line."""
     if "pipelint" not in text:
         return ()
     out = []
     for n, line in enumerate(text.splitlines(), 1):
         m = SUPPRESS.search(line)
         if m:
-            rules = tuple(sorted({r.strip() for r in (m.group(1) or "").split(",") if r.strip()}))
-            out.append((n, rules, m.start() + 1))
+            rules = tuple(sorted({r.strip() for r in (m.group(2) or "").split(",") if r.strip()}))
+            out.append((-n if m.group(1) else n, rules, m.start() + 1))
     return tuple(out)

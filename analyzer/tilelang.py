@@ -162,17 +162,18 @@ def _warn(f: Finding) -> None:
 
 
 # ---------------------------------------------------------------- the autotuner
-def prune(configs: Iterable[dict], verdicts: dict | list | str) -> list[dict]:
+def prune(configs: Iterable[dict], verdicts: dict | list | str | os.PathLike[str]) -> list[dict]:
     """The configurations worth timing, in the autotuner's order.
 
     `verdicts` is what `pipelint lower KERNEL --configs all --format json` wrote (the document,
-    its `configs` list, or the path of the file): a configuration it ruled out (does not lower,
+    its `configs` list, or the path of the file as a `str` or `pathlib.Path`): a configuration it ruled out (does not lower,
     over the shared-memory budget, error findings) is dropped; one it never saw is kept.
     """
     import json
     from pathlib import Path
 
-    doc: Any = json.loads(Path(verdicts).read_text()) if isinstance(verdicts, str) else verdicts
+    doc: Any = json.loads(Path(verdicts).read_text(encoding="utf-8")) \
+        if isinstance(verdicts, (str, os.PathLike)) else verdicts
     rows: list[dict] = doc.get("configs", []) if isinstance(doc, dict) else list(doc)
     out = {json.dumps(r["config"], sort_keys=True) for r in rows if r.get("ruled_out")}
     return [c for c in configs if json.dumps(c, sort_keys=True) not in out]

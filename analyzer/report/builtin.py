@@ -23,4 +23,4 @@ def _lazy(module: str) -> Callable[..., str]:
 def pipelint_output_formats() -> dict[str, Callable[..., str]]:
     return {"text": _lazy("text"), "json": _lazy("json_report"), "sarif": _lazy("sarif"),
             "github": _lazy("github"), "concise": _lazy("concise"), "gitlab": _lazy("gitlab"),
-            "junit": _lazy("junit")}
+            "junit": _lazy("junit"), "rdjson": _lazy("rdjson")}
