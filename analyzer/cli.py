@@ -43,6 +43,9 @@ def build_parser(host: PluginHost | None = None) -> argparse.ArgumentParser:
 
     lower.add_parser(sub)
     diff.add_parser(sub)
+    from .lsp.cli import add_parsers as add_editor_commands
+
+    add_editor_commands(sub)        # `server`, and `--watch` on `check` (analyzer/lsp/)
     if host is not None:
         host.pm.hook.pipelint_add_commands(subparsers=sub)
     return parser

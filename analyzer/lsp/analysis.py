@@ -1,0 +1,415 @@
+"""One buffer's findings, hovers and inlay hints, in pipelint's own terms (no LSP types here).
+
+A Python buffer: every kernel the workers lowered is checked per variant (the same engine,
+plugins and `[tool.pipelint]` as `check`, the variant checks of `lower`), each finding moved
+to the user's line through `#line` and grouped per (rule, line) over variants (sm_80 and
+sm_90 finding the same race is one diagnostic), with the other Python lines involved as
+related locations.  Findings that have no line of their own (a variant's shared-memory
+budget) go to the kernel's `T.Pipelined` line, a kernel that does not lower gets one
+diagnostic on its factory's `def` line.  A `.cu` buffer is checked as `check` would.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..findings import Finding, Report, Severity
+from ..lowering.sweep import LoweredVariant
+from .pysource import PipelinedLoop, PySource, SharedAlloc, scan
+
+# Findings about a whole variant (no line of their own): shown on the kernel's T.Pipelined line.
+VARIANT_RULES = {"planner-stages", "ir-cuda-mismatch", "stage-trend", "shared-memory-budget"}
+LOWERING_FAILED = "lowering-failed"
+MAX_RELATED = 8
+
+
+@dataclass(frozen=True)
+class Related:
+    path: str
+    line: int               # 1-based
+    message: str
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One diagnostic: 1-based `line`, 0-based columns over the line's text."""
+
+    line: int
+    col: int
+    end_col: int
+    severity: Severity
+    rule: str
+    message: str
+    related: tuple[Related, ...] = ()
+    help: str = ""
+    doc: str = ""           # the rule's documentation page
+    variants: tuple[str, ...] = ()
+
+
+@dataclass
+class VariantFacts:
+    """What one lowered variant of a kernel became (for hovers and inlay hints)."""
+
+    arch: str
+    num_stages: int | None
+    ok: bool
+    error: str | None = None
+    stage: list[int] | None = None
+    order: list[int] | None = None
+    versions: dict[str, int] = field(default_factory=dict)
+    buffer_bytes: dict[str, int] = field(default_factory=dict)
+    wait: tuple[int, int] | None = None
+    in_flight: int | None = None
+    barriers: int | None = None
+    smem: int | None = None
+    tma: bool = False
+    findings: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"{self.arch} s{self.num_stages}" if self.num_stages is not None else self.arch
+
+
+@dataclass
+class FileAnalysis:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    loops: list[tuple[PipelinedLoop, list[VariantFacts]]] = field(default_factory=list)
+    allocs: list[tuple[SharedAlloc, list[VariantFacts]]] = field(default_factory=list)
+    lowered: bool = False       # whether any kernel was lowered (else: no hovers, no hints)
+    seconds: float = 0.0
+    cached: bool = False
+
+    def hover(self, line: int, col: int) -> str | None:
+        """Markdown for a position (1-based line, 0-based column) on a `T.Pipelined` loop."""
+        for loop, facts in self.loops:
+            if loop.span.line <= line <= loop.span.end_line:
+                return hover_text(loop, facts)
+        for alloc, facts in self.allocs:
+            if alloc.span.line <= line <= alloc.span.end_line:
+                return alloc_hover(alloc, facts)
+        return None
+
+    def inlay_hints(self, first: int, last: int) -> list[tuple[int, int, str]]:
+        """(1-based line, 0-based column, label) after each T.Pipelined(...) and T.alloc_shared(...)."""
+        hints = []
+        for loop, facts in self.loops:
+            label = side_by_side(facts, loop_label)
+            if label and first <= loop.span.end_line <= last:
+                hints.append((loop.span.end_line, loop.span.end_col, label))
+        for alloc, facts in self.allocs:
+            label = side_by_side(facts, lambda v, a=alloc: alloc_label(v, a.name))
+            if label and first <= alloc.span.end_line <= last:
+                hints.append((alloc.span.end_line, alloc.span.end_col, label))
+        return hints
+
+
+# ------------------------------------------------------------------ Python buffers
+def analyze_python(path: str, text: str, lowered: dict, host: Any, config: Any,
+                   dump_dir: Path | None = None) -> FileAnalysis:
+    """Findings, hovers and hints of a TileLang buffer from the workers' result (`lsp.worker`)."""
+    src = scan(text)
+    out = FileAnalysis(path)
+    if not lowered.get("ok"):
+        line = lowered.get("line") or 1
+        message = f"pipelint could not lower this file: {lowered.get('error')}"
+        out.diagnostics.append(_failure(text, line, host, message))
+        return out
+    report = Report(rules=dict(host.rules), errors=[])
+    per_kernel: list[tuple[str, list[LoweredVariant]]] = []
+    for kernel in lowered["kernels"]:
+        variants = [_variant(kernel["name"], v, host, report, dump_dir) for v in kernel["variants"]]
+        per_kernel.append((kernel["name"], variants))
+        found, errors = host.check_variants(variants)
+        report.findings.extend(found)
+        report.errors.extend(errors)
+    _configure(report, config, host, cuda=False)
+    out.lowered = any(lv.ok for _, vs in per_kernel for lv in vs)
+    by_file = {lv.location_path: lv for _, vs in per_kernel for lv in vs}
+    placed = [_place(f, path, src, by_file) for f in report.findings]
+    kept = [(line, f, lv) for line, f, lv in placed if f.rule not in src.suppressions.get(line, set())]
+    out.diagnostics = _group(kept, text, host, path)
+    for name, variants in per_kernel:
+        facts = [_facts(lv, report) for lv in variants]
+        loops = [lp for lp in src.loops if lp.kernel == name or (lp.kernel is None and len(per_kernel) == 1)]
+        for i, loop in enumerate(loops):
+            out.loops.append((loop, [_loop_facts(f, lv, loop, i) for f, lv in zip(facts, variants)]))
+        for alloc in src.allocs:
+            if alloc.kernel == name or (alloc.kernel is None and len(per_kernel) == 1):
+                out.allocs.append((alloc, facts))
+    return out
+
+
+def _variant(kernel: str, v: dict, host: Any, report: Report, dump_dir: Path | None) -> LoweredVariant:
+    from ..engine import analyze_source
+
+    n = v.get("num_stages")
+    if n is None:
+        n = next((lp.get("tl_pipelined_num_stages") for lp in v.get("pipelined_loops", [])
+                  if lp.get("tl_pipelined_num_stages") is not None), 0)
+    lv = LoweredVariant(kernel, v["arch"], n, bool(v.get("ok")), v.get("error"), v, error_kind=v.get("kind"))
+    if not lv.ok:
+        return lv
+    cuda = v["cuda"]
+    if dump_dir is not None:           # the generated CUDA, for "go to" on a related location
+        lv.path = _dump(dump_dir, lv.filename, cuda)
+    result, findings, errors, models = analyze_source(lv.location_path, cuda, host)
+    lv.model = models[0] if models else None
+    lv.facts = {**v, "linemap": getattr(lv.model, "lines", None)}
+    report.files.append(replace(result, suppressions=_cu_suppressions(cuda)))
+    report.findings.extend(findings)
+    report.errors.extend(errors)
+    return lv
+
+
+def _dump(folder: Path, name: str, cuda: str) -> str:
+    path = folder / name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not path.is_file() or path.read_text() != cuda:
+            path.write_text(cuda)
+    except OSError:
+        return name
+    return str(path)
+
+
+def _cu_suppressions(text: str) -> tuple:
+    from ..suppress import suppressions_in
+
+    return suppressions_in(text)
+
+
+def _configure(report: Report, config: Any, host: Any, cuda: bool) -> None:
+    """`[tool.pipelint]` as `check` applies it: selection, per-file/per-kernel ignores, severities,
+    `// pipelint: ignore` comments; the primary location stays where the buffer is."""
+    from ..config import apply_config
+
+    args = argparse.Namespace(select=None, ignore=None, extend_select=None, fail_on=None, baseline=None,
+                              write_baseline=None, primary_location="cuda", path_map=None)
+    apply_config(report, config, args, host)
+    if not cuda:
+        from ..relocate import python_first
+
+        python_first(report)
+
+
+def _same(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _place(f: Finding, path: str, src: PySource, by_file: dict[str, LoweredVariant]) -> tuple[int, Finding, Any]:
+    """The buffer line a finding belongs to, the finding, and its variant."""
+    lv = next((by_file[r.path] for r in (f.location, *f.related) if r.path in by_file), None)
+    if _same(f.location.path, path):
+        return f.location.line, f, lv
+    kernel = f.kernel or (lv.kernel if lv else None)
+    if f.rule in VARIANT_RULES:
+        loop = next((lp for lp in src.loops if lp.kernel == kernel), None)
+        if loop is not None:
+            return loop.span.line, f, lv
+    return src.kernels.get(kernel or "", (1, 1))[0], f, lv
+
+
+def _group(placed: list[tuple[int, Finding, Any]], text: str, host: Any, path: str) -> list[Diagnostic]:
+    """One diagnostic per (rule, line): the first message, how many more, the variants, the lines."""
+    from ..docs import help_uri
+
+    groups: dict[tuple[str, int], list[tuple[Finding, Any]]] = {}
+    for line, f, lv in sorted(placed, key=lambda t: (t[0], t[1].rule, t[1].message)):
+        groups.setdefault((f.rule, line), []).append((f, lv))
+    lines = text.split("\n")
+    out = []
+    for (rule, line), members in groups.items():
+        first = members[0][0]
+        labels = tuple(dict.fromkeys(_label(lv) for _, lv in members if lv is not None))
+        severity = max((f.severity for f, _ in members), key=lambda s: s.rank)
+        if rule == LOWERING_FAILED:
+            message = _failed_message(first.kernel, [f for f, _ in members])
+        else:
+            message = first.message
+            more = len({f.message for f, _ in members}) - 1
+            if more:
+                message += f" (and {more} more like it)"
+            if labels:
+                message += f" [{', '.join(labels)}]"
+        related = _related(members, path)
+        col, end = _line_span(lines, line)
+        r = host.rules.get(rule)
+        out.append(Diagnostic(line, col, end, severity, rule, message, related, first.help,
+                              help_uri(r) if r is not None else "", labels))
+    return out
+
+
+def _label(lv: LoweredVariant) -> str:
+    return f"{lv.arch} num_stages={lv.num_stages}"
+
+
+def _failed_message(kernel: str | None, members: list[Finding]) -> str:
+    what = "; ".join(f.message for f in members[:3])
+    more = f"; and {len(members) - 3} more" if len(members) > 3 else ""
+    return f"TileLang cannot lower {kernel or 'this kernel'}: {what}{more}"
+
+
+def _related(members: list[tuple[Finding, Any]], path: str) -> tuple[Related, ...]:
+    """The other Python lines involved (the copy, the wait, the read) and the generated CUDA."""
+    out: dict[tuple[str, int], Related] = {}
+    for f, lv in members:
+        linemap = lv.facts.get("linemap") if lv is not None else None
+        for r in f.related:
+            if lv is not None and r.path == lv.location_path:
+                if r.message == "generated CUDA":
+                    if os.path.isabs(r.path):
+                        out.setdefault((r.path, r.line), Related(r.path, r.line, f"generated CUDA ({lv.arch} "
+                                                                 f"num_stages={lv.num_stages})"))
+                    continue
+                origin = linemap.user_origin(r.line) if linemap else None
+                if origin is not None and _same(origin.file, path):
+                    out.setdefault((path, origin.line), Related(path, origin.line, r.message))
+            elif r.path.endswith(".py") and _same(r.path, path):
+                out.setdefault((path, r.line), Related(path, r.line, r.message))
+    return tuple(list(out.values())[:MAX_RELATED])
+
+
+def _line_span(lines: list[str], line: int) -> tuple[int, int]:
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    code = text.split("#", 1)[0].rstrip() if "#" in text else text.rstrip()
+    start = len(text) - len(text.lstrip())
+    return start, max(len(code), start + 1)
+
+
+def _failure(text: str, line: int, host: Any, message: str) -> Diagnostic:
+    from ..docs import help_uri
+
+    col, end = _line_span(text.split("\n"), line)
+    rule = host.rules.get(LOWERING_FAILED)
+    return Diagnostic(line, col, end, Severity.ERROR, LOWERING_FAILED, message,
+                      doc=help_uri(rule) if rule is not None else "")
+
+
+def _facts(lv: LoweredVariant, report: Report) -> VariantFacts:
+    if not lv.ok:
+        return VariantFacts(lv.arch, lv.num_stages, False, error=lv.error)
+    model = lv.model
+    tma = model is not None and any(e.kind.value.startswith("tma") for e in model.trace.all_events())
+    return VariantFacts(lv.arch, lv.num_stages, True, versions=lv.versions, buffer_bytes=lv.ir_buffer_bytes(),
+                        wait=lv.steady_wait(), in_flight=lv.in_flight, barriers=lv.barriers_per_iteration,
+                        smem=lv.shared_bytes, tma=tma,
+                        findings=sum(1 for f in report.findings if lv.location_path in
+                                     (f.location.path, *(r.path for r in f.related))))
+
+
+def _loop_facts(facts: VariantFacts, lv: LoweredVariant, loop: PipelinedLoop, index: int) -> VariantFacts:
+    """The variant's facts with this loop's plan (matched by loop variable, else by position)."""
+    plans = lv.pipelined_loops
+    plan = next((p for p in plans if p.get("loop_var") == loop.var), None)
+    if plan is None and index < len(plans):
+        plan = plans[index]
+    if plan is None:
+        return facts
+    return replace(facts, stage=plan.get("software_pipeline_stage"), order=plan.get("software_pipeline_order"))
+
+
+# ------------------------------------------------------------------ words
+def kib(n: int | None) -> str:
+    if n is None:
+        return "?"
+    text = f"{n / 1024:.1f}".removesuffix(".0")
+    return f"{text} KB"
+
+
+def loop_label(v: VariantFacts) -> str:
+    if not v.ok:
+        return "does not lower"
+    parts = [f"{v.num_stages} stages" if v.num_stages is not None else "", f"{kib(v.smem)} smem"]
+    if v.wait is not None:
+        parts.append(f"{v.wait[0]} groups in flight")
+    elif v.tma:
+        parts.append("TMA + mbarriers")
+    return " · ".join(p for p in parts if p)
+
+
+def alloc_label(v: VariantFacts, name: str | None) -> str:
+    if not v.ok or name is None or name not in v.buffer_bytes:
+        return ""
+    versions = v.versions.get(name, 1)
+    return f"× {versions} version{'s' if versions != 1 else ''} = {kib(v.buffer_bytes[name])}"
+
+
+def side_by_side(facts: list[VariantFacts], label: Any) -> str:
+    """One label when every arch agrees, else `sm_80: ... │ sm_90: ...` (first num_stages of each)."""
+    shown: dict[str, str] = {}
+    for v in facts:
+        shown.setdefault(v.arch, label(v))
+    values = [t for t in shown.values() if t]
+    if not values:
+        return ""
+    if len(set(shown.values())) == 1:
+        return values[0]
+    return " │ ".join(f"{arch}: {t or '-'}" for arch, t in shown.items())
+
+
+def _cell(x: Any) -> str:
+    return "–" if x is None or x == [] or x == {} else str(x)
+
+
+def hover_text(loop: PipelinedLoop, facts: list[VariantFacts]) -> str:
+    head = f"**pipelint** · `T.Pipelined` loop over `{loop.var or '?'}` of `{loop.kernel or '?'}`"
+    if loop.num_stages:
+        head += f" (num_stages={loop.num_stages})"
+    cols = [v.label for v in facts]
+    rows: list[tuple[str, list[str]]] = [
+        ("stage", [_cell(v.stage) for v in facts]),
+        ("order", [_cell(v.order) for v in facts]),
+        ("versions", [", ".join(f"{b} ×{n}" for b, n in sorted(v.versions.items())) or "–" for v in facts]),
+        ("waits in flight", [f"cp_async_wait<{v.wait[0]}>, {v.wait[1]} group(s)/stage → {v.in_flight} stage(s)"
+                             if v.wait else ("TMA + mbarriers" if v.tma else "–") for v in facts]),
+        ("barriers / iteration", [_cell(v.barriers) for v in facts]),
+        ("shared memory", [f"{kib(v.smem)} ({v.smem} B)" if v.smem is not None else "–" for v in facts]),
+        ("findings", [str(v.findings) if v.ok else "does not lower" for v in facts]),
+    ]
+    lines = [head, "", "| | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+    lines += [f"| {name} | " + " | ".join(cells) + " |" for name, cells in rows]
+    errors = [f"- {v.label}: {v.error}" for v in facts if not v.ok]
+    if errors:
+        lines += ["", "Lowering failed:", *errors]
+    return "\n".join(lines)
+
+
+def alloc_hover(alloc: SharedAlloc, facts: list[VariantFacts]) -> str | None:
+    rows = [f"- {v.label}: {alloc_label(v, alloc.name)}" for v in facts if alloc_label(v, alloc.name)]
+    if not rows:
+        return None
+    return "\n".join([f"**pipelint** · shared buffer `{alloc.name}`", "", *rows])
+
+
+# ------------------------------------------------------------------ .cu buffers
+def analyze_cuda(path: str, text: str, host: Any, config: Any) -> FileAnalysis:
+    """A `.cu` buffer, checked as `check` checks the file (its `// pipelint: ignore` comments
+    from the buffer), with the TileLang lines as related locations."""
+    from ..engine import analyze_source, dedupe
+    from ..suppress import suppressions_in
+
+    result, findings, errors, _ = analyze_source(path, text, host)
+    report = Report(files=[replace(result, suppressions=suppressions_in(text))], findings=dedupe(findings),
+                    errors=list(errors), rules=dict(host.rules))
+    _configure(report, config, host, cuda=True)
+    lines = text.split("\n")
+    out = FileAnalysis(path)
+    from ..docs import help_uri
+
+    for f in sorted(report.findings, key=lambda f: f.sort_key):
+        if not _same(f.location.path, path):
+            continue
+        loc = f.location
+        line = lines[loc.line - 1] if 0 < loc.line <= len(lines) else ""
+        col = max(0, loc.column - 1)
+        end = (loc.end_column - 1) if loc.end_column and loc.end_line == loc.line else len(line.rstrip())
+        related = tuple(Related(r.path, r.line, r.message) for r in f.related if r.line)
+        r = host.rules.get(f.rule)
+        out.diagnostics.append(Diagnostic(loc.line, col, max(end, col + 1), f.severity, f.rule, f.message,
+                                          related[:MAX_RELATED], f.help, help_uri(r) if r is not None else ""))
+    return out
+

@@ -1,0 +1,52 @@
+"""The command line of the editor integration: `pipelint server` and `check --watch`.
+
+Both need the `lsp` extra (pygls, lsprotocol, watchfiles), imported only when used, so
+`pipelint check` never loads them.
+"""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..errors import UsageError
+from ..options import add_command
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    server = add_command(sub, "server", "run the language server (LSP over stdio) for editors",
+                         "Findings at the TileLang Python lines as you edit: each kernel of an opened or saved "
+                         "TileLang file is lowered (cached, in worker processes) and checked with the "
+                         "project's configuration; hovers and inlay hints on T.Pipelined loops; a code action "
+                         "inserts `# pipelint: ignore[RULE]`. Opened .cu files are checked too. Needs the lsp "
+                         "extra: pip install 'pipelint[lsp]'. Editor set-up: docs/editor.md.",
+                         ["pipelint server", "pipelint server --cache-dir .pipelint-cache"])
+    server.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default and only "
+                        "transport; accepted because clients pass it)")
+    server.add_argument("--cache-dir", default=None, metavar="DIR",
+                        help="where lowered kernels are cached (default: $PIPELINT_CACHE_DIR, else the "
+                             "platform's user cache folder)")
+    server.set_defaults(func=cmd_server)
+    check = sub.choices.get("check")
+    if check is not None:
+        check.add_argument("--watch", action="store_true",
+                           help="check again whenever a watched file changes (.cu, .cuh, TileLang .py files "
+                                "named on the command line, the configuration); needs the lsp extra")
+        plain = check.get_default("func")
+        check.set_defaults(func=lambda args, host: _check_or_watch(args, host, plain))
+
+
+def _check_or_watch(args: argparse.Namespace, host: Any, check: Any) -> int:
+    if not getattr(args, "watch", False):
+        return check(args, host)
+    from .watch import watch
+
+    return watch(args, host, check)
+
+
+def cmd_server(args: argparse.Namespace, host: Any) -> int:
+    try:
+        from .server import serve
+    except ImportError as exc:
+        raise UsageError(f"`pipelint server` needs the lsp extra ({exc.name} is missing): "
+                         "pip install 'pipelint[lsp]'") from None
+    return serve(args.cache_dir)

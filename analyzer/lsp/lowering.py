@@ -1,0 +1,146 @@
+"""Lowering for the editor: worker processes with a timeout, a cache, and cancellation.
+
+One buffer's kernels are lowered by `python -m pipelint.lsp.worker` processes (the variants
+spread over up to `jobs` of them, each in its own session so that a timeout or a newer
+version of the buffer kills TileLang's helpers too).  Results are cached on disk under the
+buffer's code digest (comments do not count: adding `# pipelint: ignore[...]` re-checks
+without re-lowering), its path, the settings, and the TileLang and pipelint versions.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import __version__
+from ..lowering.driver import MARKER, default_cache_dir
+from .pysource import code_digest
+from .settings import LowerSettings
+
+_CODE = [Path(__file__).with_name("worker.py"), Path(__file__).parent.parent / "lowering" / "worker.py"]
+
+
+@dataclass
+class Lowered:
+    """What the workers said about one buffer (the worker's JSON), and how it was obtained."""
+
+    result: dict
+    cached: bool
+    seconds: float
+
+
+def tilelang_version() -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version("tilelang")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def cache_key(path: str, text: str, settings: LowerSettings, tl_version: str) -> str:
+    code = [hashlib.sha256(p.read_bytes()).hexdigest() for p in _CODE if p.is_file()]
+    raw = json.dumps([code_digest(text), os.path.abspath(path), settings.key(), tl_version, __version__, code],
+                     sort_keys=True, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:40]
+
+
+def cache_folder(base: str | None = None) -> Path:
+    return (Path(base) / "lower" if base else default_cache_dir()).parent / "lsp"
+
+
+class Lowerer:
+    """Lowers buffers; `lower` is cancellable (the worker processes are killed)."""
+
+    def __init__(self, cache_dir: Path | None = None, use_cache: bool = True) -> None:
+        self.cache_dir = cache_dir or cache_folder()
+        self.use_cache = use_cache
+        self.tl_version = tilelang_version()
+
+    def cached(self, path: str, text: str, settings: LowerSettings) -> dict | None:
+        if not self.use_cache or self.tl_version is None:
+            return None
+        file = self.cache_dir / f"{cache_key(path, text, settings, self.tl_version)}.json"
+        try:
+            entry = json.loads(file.read_text())
+        except (OSError, ValueError):
+            return None
+        return entry if isinstance(entry, dict) and entry.get("ok") in (True, False) else None
+
+    async def lower(self, path: str, text: str, settings: LowerSettings) -> Lowered:
+        started = time.perf_counter()
+        if self.tl_version is None:
+            return Lowered({"ok": False, "kind": "tilelang", "line": 1, "error": "TileLang is not installed: "
+                            "pip install 'pipelint[tilelang]' (CPU-only: pip install torch==2.13.0 first)"},
+                           False, 0.0)
+        hit = self.cached(path, text, settings)
+        if hit is not None:
+            return Lowered(hit, True, time.perf_counter() - started)
+        pairs = [[a, n] for a in settings.archs for n in settings.stages]
+        jobs = max(1, min(settings.jobs or min(os.cpu_count() or 1, 2), len(pairs)))
+        chunks = [pairs[i::jobs] for i in range(jobs)]
+        specs = [{"path": os.path.abspath(path), "text": text, "variants": c, "params": settings.params}
+                 for c in chunks]
+        parts = await asyncio.gather(*(run_worker(s, settings.timeout) for s in specs))
+        result = merge(parts, pairs)
+        if all(p.get("kind") not in ("timeout", "crash") for p in parts) and self.use_cache:
+            self._store(cache_key(path, text, settings, self.tl_version), result)
+        return Lowered(result, False, time.perf_counter() - started)
+
+    def _store(self, key: str, result: dict) -> None:
+        try:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            tmp = self.cache_dir / f"{key}.{os.getpid()}.tmp"
+            tmp.write_text(json.dumps(result))
+            tmp.replace(self.cache_dir / f"{key}.json")
+        except OSError:
+            pass
+
+
+def merge(parts: list[dict], pairs: list[list]) -> dict:
+    """One result from the workers' parts: kernels by name, variants in (arch, num_stages) order."""
+    failed = next((p for p in parts if not p.get("ok")), None)
+    if failed is not None:
+        return failed
+    order = {(a, n): i for i, (a, n) in enumerate(pairs)}
+    kernels: dict[str, dict] = {}
+    for part in parts:
+        for k in part["kernels"]:
+            kernels.setdefault(k["name"], {**k, "variants": []})["variants"].extend(k["variants"])
+    for k in kernels.values():
+        k["variants"].sort(key=lambda v: order.get((v["arch"], None if v.get("as_written") else v["num_stages"]), 0))
+    return {"ok": True, "kernels": list(kernels.values())}
+
+
+async def run_worker(spec: dict, timeout: float) -> dict:
+    """One worker process; a timeout, a crash or a cancellation kills its whole process group."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pipelint.lsp.worker", stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = await asyncio.wait_for(child.communicate(json.dumps(spec).encode()), timeout)
+    except TimeoutError:
+        _kill(child)
+        return {"ok": False, "kind": "timeout", "line": 1,
+                "error": f"lowering did not finish in {timeout:g} s (hang?); raise [tool.pipelint.lower] timeout"}
+    except BaseException:           # cancelled: a newer version of the buffer is being lowered
+        _kill(child)
+        raise
+    text = out.decode(errors="replace")
+    if MARKER in text:
+        return json.loads(text.rsplit(MARKER, 1)[1])
+    tail = " | ".join((err.decode(errors="replace") or text).strip().splitlines()[-3:])
+    return {"ok": False, "kind": "crash", "line": 1,
+            "error": f"lowering worker crashed (exit status {child.returncode}): {tail}"}
+
+
+def _kill(child: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)

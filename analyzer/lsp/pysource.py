@@ -1,0 +1,127 @@
+"""What a TileLang Python buffer says, read with `ast` and `tokenize` (nothing is executed).
+
+Kernels (top-level functions and their line ranges: a lowering failure is reported on the
+factory's `def` line), `T.Pipelined` loops and `T.alloc_shared` buffers (where hovers and
+inlay hints go), `# pipelint: ignore[RULE]` comments, and a digest of the code that ignores
+comments, so that adding a suppression does not lower the kernel again.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+from ..suppress import PYTHON_SUPPRESS
+
+
+@dataclass(frozen=True)
+class Span:
+    """A call in the buffer: 1-based lines, 0-based columns (as `ast` gives them)."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class PipelinedLoop:
+    span: Span            # the `T.Pipelined(...)` call
+    var: str | None       # the loop variable (`k`), matched with the planner's facts
+    kernel: str | None    # the top-level function it is in
+    num_stages: int | None = None   # num_stages=<literal> as written (None: an expression)
+
+
+@dataclass(frozen=True)
+class SharedAlloc:
+    span: Span            # the `T.alloc_shared(...)` call
+    name: str | None      # the variable it is assigned to (the CUDA buffer's name)
+    kernel: str | None
+
+
+@dataclass
+class PySource:
+    kernels: dict[str, tuple[int, int]] = field(default_factory=dict)   # name -> (def line, end line)
+    loops: list[PipelinedLoop] = field(default_factory=list)
+    allocs: list[SharedAlloc] = field(default_factory=list)
+    suppressions: dict[int, set[str]] = field(default_factory=dict)
+    uses_tilelang: bool = False
+    syntax_error: tuple[int, str] | None = None
+
+    def kernel_at(self, line: int) -> str | None:
+        return next((n for n, (lo, hi) in self.kernels.items() if lo <= line <= hi), None)
+
+
+_TILELANG = re.compile(r"^\s*(?:import|from)\s+tilelang\b", re.M)
+
+
+def scan(text: str) -> PySource:
+    src = PySource(uses_tilelang=bool(_TILELANG.search(text)), suppressions=suppressions(text))
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        src.syntax_error = (exc.lineno or 1, exc.msg)
+        return src
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            src.kernels[node.name] = (node.lineno, node.end_lineno or node.lineno)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call):
+            # `kernel = matmul(...)` at module level: the line of the assignment
+            src.kernels.setdefault(node.targets[0].id, (node.lineno, node.end_lineno or node.lineno))
+    for n in ast.walk(tree):
+        if isinstance(n, ast.For) and isinstance(n.iter, ast.Call) and _is_call(n.iter, "Pipelined"):
+            var = n.target.id if isinstance(n.target, ast.Name) else None
+            stages = next((k.value.value for k in n.iter.keywords if k.arg == "num_stages"
+                           and isinstance(k.value, ast.Constant) and isinstance(k.value.value, int)), None)
+            src.loops.append(PipelinedLoop(_span(n.iter), var, src.kernel_at(n.lineno), stages))
+        elif isinstance(n, ast.Assign) and _is_call(n.value, "alloc_shared"):
+            target = n.targets[0]
+            name = target.id if isinstance(target, ast.Name) else None
+            src.allocs.append(SharedAlloc(_span(n.value), name, src.kernel_at(n.lineno)))
+    src.loops.sort(key=lambda lp: (lp.span.line, lp.span.col))
+    src.allocs.sort(key=lambda a: (a.span.line, a.span.col))
+    return src
+
+
+def _is_call(node: ast.AST, attr: str) -> bool:
+    """`T.<attr>(...)` (or any `<x>.<attr>(...)`, or a bare `<attr>(...)`)."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (isinstance(func, ast.Attribute) and func.attr == attr) or (isinstance(func, ast.Name) and func.id == attr)
+
+
+def _span(node: ast.AST) -> Span:
+    line = getattr(node, "lineno", 1)
+    return Span(line, getattr(node, "col_offset", 0), getattr(node, "end_lineno", None) or line,
+                getattr(node, "end_col_offset", None) or 0)
+
+
+def suppressions(text: str) -> dict[int, set[str]]:
+    """line -> rule ids of `# pipelint: ignore[RULE,...]` on it (the same syntax `check` reads)."""
+    found: dict[int, set[str]] = {}
+    if "pipelint" not in text:
+        return found
+    for n, line in enumerate(text.splitlines(), 1):
+        m = PYTHON_SUPPRESS.search(line)
+        if m:
+            found[n] = {r.strip() for r in m.group(1).split(",") if r.strip()}
+    return found
+
+
+def code_digest(text: str) -> str:
+    """A digest of what the lowering depends on: the code without comments or trailing blanks,
+    line for line (line numbers stay: `#line` directives carry them)."""
+    lines = text.split("\n")
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                row, col = tok.start
+                lines[row - 1] = lines[row - 1][:col]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256("\n".join(line.rstrip() for line in lines).encode()).hexdigest()

@@ -1,0 +1,98 @@
+"""`pipelint check --watch`: check again whenever a watched file changes (watchfiles).
+
+For people without an LSP client.  `.cu`/`.cuh` files and folders are checked exactly as
+`check` checks them; TileLang `.py` files named on the command line are lowered and checked
+as the server does (the same cache, `[tool.pipelint.lower]`), findings at the Python lines.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from .analysis import Diagnostic
+
+WATCHED = (".cu", ".cuh", ".py", ".toml")
+
+
+def watch(args: argparse.Namespace, host: Any, check: Callable[[argparse.Namespace, Any], int]) -> int:
+    """Run `check` now and after every change under the named paths; Ctrl-C ends it."""
+    try:
+        import watchfiles
+    except ImportError:
+        raise UsageError("--watch needs watchfiles: pip install 'pipelint[lsp]'") from None
+    if "-" in args.paths:
+        raise UsageError("--watch cannot read stdin (`-`): name files or folders")
+    for p in args.paths:
+        if not os.path.exists(p):
+            raise UsageError(f"path not found: {p}")
+    roots = sorted({os.path.abspath(p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)))
+                    for p in args.paths})
+    run_once(args, host, check)
+    for changes in watchfiles.watch(*roots, watch_filter=lambda _, path: path.endswith(WATCHED),
+                                    debounce=300, raise_interrupt=False):
+        names = sorted({os.path.relpath(path) for _, path in changes})
+        print(f"\npipelint: changed: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}",
+              file=sys.stderr, flush=True)
+        run_once(args, host, check)
+    return 0
+
+
+def run_once(args: argparse.Namespace, host: Any, check: Callable[[argparse.Namespace, Any], int]) -> int:
+    started = time.perf_counter()
+    python = [p for p in args.paths if p.endswith(".py")]
+    other = [p for p in args.paths if not p.endswith(".py")]
+    code = 0
+    if other:
+        once = copy.copy(args)
+        once.paths, once.watch = other, False
+        try:
+            code = check(once, host)
+        except UsageError as exc:
+            print(f"pipelint: error: {exc}", file=sys.stderr)
+            code = 2
+    for path in python:
+        code = max(code, check_python(path, host, args))
+    sys.stdout.flush()
+    print(f"pipelint: checked at {time.strftime('%H:%M:%S')} in {time.perf_counter() - started:.1f} s "
+          f"(exit code {code}); watching for changes (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    return code
+
+
+def check_python(path: str, host: Any, args: argparse.Namespace) -> int:
+    """Lower and check one TileLang file as the server does; print its diagnostics."""
+    from ..config import load_config
+    from .analysis import analyze_python
+    from .lowering import Lowerer, cache_folder
+    from .settings import lower_settings
+
+    try:
+        config = load_config([path], getattr(args, "config", None), host)
+        settings = lower_settings(config)
+    except UsageError as exc:
+        print(f"pipelint: error: {exc}", file=sys.stderr)
+        return 2
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    cache = cache_folder(getattr(args, "cache_dir", None) or config.cache_dir)
+    lowered = asyncio.run(Lowerer(cache).lower(path, text, settings))
+    host.configure(config.plugins)
+    analysis = analyze_python(path, text, lowered.result, host, config, cache / "cuda")
+    for d in analysis.diagnostics:
+        print("\n".join(format_diagnostic(path, d)))
+    return 1 if any(d.severity.rank >= 2 for d in analysis.diagnostics) else 0
+
+
+def format_diagnostic(path: str, d: Diagnostic) -> list[str]:
+    lines = [f"{path}:{d.line}:{d.col + 1}: {d.severity.value}[{d.rule}] {d.message}"]
+    lines += [f"    {os.path.relpath(r.path) if os.path.isabs(r.path) else r.path}:{r.line}: note: {r.message}"
+              for r in d.related]
+    if d.help:
+        lines.append(f"    help: {d.help}")
+    return lines
