@@ -1,0 +1,329 @@
+"""Safe on untrusted input (issue 25): the kernels, the `#line` names inside them and the folder
+being checked may come from anyone.
+
+- a grammar-cache pickle planted where another user can write it is never loaded;
+- a hostile `#line` name (or file name) yields no control character in any output format;
+- no file outside the project root is opened because a `#line` names it;
+- a plugin that prints leaves `--format json` valid (its output becomes a notification).
+"""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import pipelint.cli as cli
+from pipelint import hookimpl
+from helpers import ROOT, fixture
+from fuzzing import HOSTILE_NAMES
+from mutants.mutate import drop_barrier_after_wait
+
+FORMATS = ("text", "concise", "github", "gitlab", "junit", "json", "sarif")
+# what a terminal or log viewer would act on: C0 but LF, DEL, C1, bidi controls, line separators
+CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+SGR = re.compile("\x1b\\[[0-9;]*m")      # pipelint's own colours (--color always)
+LINE = re.compile(r'(#line \d+ ")examples/gemm.py(")')
+
+
+def control_characters(text: str) -> list[str]:
+    return sorted({repr(m.group()) for m in CONTROL.finditer(text)})
+
+
+def with_line_names(names: list[str]) -> str:
+    """The missing-barrier mutant with its `#line` names of the user's file cycled over `names`."""
+    count = iter(range(10**6))
+
+    def rename(m: re.Match[str]) -> str:
+        name = names[next(count) % len(names)].replace("\\", "\\\\").replace('"', '\\"')
+        return m.group(1) + name + m.group(2)
+
+    text, n = LINE.subn(rename, drop_barrier_after_wait().text)
+    assert n >= len(names)
+    return text
+
+
+def _subprocess_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIPELINT", "XDG_", "TMP"))}
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env.update(TMPDIR=str(tmp_path / "tmp"), XDG_CACHE_HOME=str(tmp_path / "xdg"),
+               PIPELINT_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=os.pathsep.join([*path, str(ROOT / "tests")]))
+    return env
+
+
+# ------------------------------------------------------------------------------ 1. grammar cache
+class _Planted:
+    """A pickle that, when loaded, creates a folder: proof that the planted cache ran."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.mkdir, (str(self.marker),)
+
+
+def _plant(path: Path, marker: Path) -> None:
+    """What another user on the machine would leave there: any first line, then a pickle."""
+    path.write_bytes(b"whatever\n" + pickle.dumps(_Planted(marker)))
+    os.chmod(path, 0o666)
+    if os.getuid() == 0:
+        os.chown(path, 65534, 65534)        # owned by nobody, as an attacker's file would be
+
+
+def _check(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pipelint", "check", str(fixture("gemm_f16_sm_80_s3.cu")),
+                           "--format", "json", "--no-cache"], env=env, cwd=cwd, capture_output=True, text=True)
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX ownership")
+def test_a_planted_grammar_cache_pickle_is_not_loaded(tmp_path):
+    env = _subprocess_env(tmp_path)
+    first = _check(env, tmp_path)
+    assert first.returncode in (0, 1), first.stderr
+    caches = [p for p in tmp_path.rglob("*lark*") if p.is_file()]
+    assert caches, "the grammar cache was not written anywhere under the test's folders"
+    marker = tmp_path / "PLANTED-PICKLE-RAN"
+    for path in caches:
+        _plant(path, marker)
+    second = _check(env, tmp_path)
+    assert not marker.exists(), f"pipelint unpickled a planted grammar cache: {caches}"
+    assert second.returncode in (0, 1) and json.loads(second.stdout)["files"], second.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX ownership")
+def test_grammar_cache_is_private_and_nothing_is_written_to_the_temp_folder(tmp_path):
+    env = _subprocess_env(tmp_path)
+    assert _check(env, tmp_path).returncode in (0, 1)
+    assert list((tmp_path / "tmp").iterdir()) == []         # Lark's cache=True would write there
+    (folder,) = (tmp_path / "cache").glob("grammar-*")
+    assert folder.stat().st_mode & 0o777 == 0o700 and folder.stat().st_uid == os.getuid()
+    # a folder of ours that others could write: what is inside is not trusted, the folder is closed
+    (cache,) = folder.iterdir()
+    marker = tmp_path / "PLANTED-PICKLE-RAN"
+    os.chmod(folder, 0o777)
+    cache.write_bytes(b"whatever\n" + pickle.dumps(_Planted(marker)))
+    assert _check(env, tmp_path).returncode in (0, 1)
+    assert not marker.exists()
+    assert folder.stat().st_mode & 0o777 == 0o700
+    # the grammar cache does not follow a project's `cache-dir`: a checked repository cannot plant it
+    project = tmp_path / "project"
+    (project / "cache").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[tool.pipelint]\ncache-dir = "cache"\n')
+    (project / "k.cu").write_text(fixture("gemm_f16_sm_80_s3.cu").read_text())
+    subprocess.run([sys.executable, "-m", "pipelint", "check", "k.cu"], env=env, cwd=project, capture_output=True)
+    assert not [p for p in (project / "cache").rglob("*") if "lark" in p.name or p.name.startswith("grammar")]
+
+
+# ------------------------------------------------------------------------- 2. escape sequences
+@pytest.fixture
+def hostile_project(tmp_path, monkeypatch):
+    """A project whose kernel names hostile `#line` files, in a file whose own name is hostile."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.pipelint]\n")
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "race\x1b]0;NAME\x07.cu").write_text(with_line_names(list(HOSTILE_NAMES)))
+    return tmp_path
+
+
+@pytest.mark.parametrize("primary", ["cuda", "python"])
+def test_a_hostile_line_name_yields_no_control_character_in_any_format(run_cli, hostile_project, primary):
+    for fmt in FORMATS:
+        res = run_cli("check", "kernels", "--format", fmt, "--primary-location", primary)
+        assert res.code == 1, (fmt, res.err)
+        assert control_characters(res.out) == [], fmt
+        assert control_characters(res.err) == [], fmt
+    coloured = run_cli("check", "kernels", "--color", "always", "--primary-location", primary)
+    assert SGR.search(coloured.out)
+    assert control_characters(SGR.sub("", coloured.out)) == []
+    text = run_cli("check", "kernels", "--primary-location", primary).out
+    assert "race\\x1b]0;NAME\\x07.cu:" in text and '.py:' in text       # shown, not run
+
+
+def test_github_annotations_cannot_inject_workflow_commands(run_cli, hostile_project):
+    out = run_cli("check", "kernels", "--format", "github", "--primary-location", "python").out
+    # each annotation is one line starting with `::`; data cannot start another command
+    assert all(line.startswith(("::error ", "::warning ", "::notice ")) for line in out.splitlines())
+
+
+def test_visible_escapes_controls_and_leaves_text_alone():
+    from pipelint.report.escape import visible
+
+    assert visible("evil\x1b]0;T\x07\x9b\u202e\n\t") == "evil\\x1b]0;T\\x07\\x9b\\u202e\\n\\t"
+    assert visible("gemm_sm_80 — é 中 ✓ C:\\dir") == "gemm_sm_80 — é 中 ✓ C:\\dir"
+
+
+# ------------------------------------------------------------------ 3. files outside the project
+_OPENED: list[list[str]] = []
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "open" and _OPENED and isinstance(args[0], str | bytes):
+        _OPENED[-1].append(os.fsdecode(args[0]))
+
+
+@pytest.fixture(scope="module")
+def opened_files():
+    """Every path the process opens while the test's list is active (an audit hook: `open`,
+    `io.open`, `os.open` all raise the `open` event)."""
+    sys.addaudithook(_audit)
+    return _OPENED
+
+
+@pytest.fixture
+def leaky_project(tmp_path, monkeypatch):
+    """A project whose kernel's `#line` names a file outside it (relative, absolute and through a
+    symbolic link inside the project).  The outside file would suppress every finding if read."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.py"
+    secret.write_text("# pipelint: ignore[missing-barrier]\n" * 400)
+    project = tmp_path / "project"
+    (project / "kernels").mkdir(parents=True)
+    (project / "src").mkdir()
+    (project / "src" / "link.py").symlink_to(secret)
+    (project / "pyproject.toml").write_text("[tool.pipelint]\n")
+    (project / "kernels" / "race.cu").write_text(with_line_names(
+        ["../outside/secret.py", str(secret), "src/link.py", "../../../../../../../../" + str(secret)]))
+    monkeypatch.chdir(project)
+    return project, outside
+
+
+def test_no_file_outside_the_project_root_is_opened(run_cli, leaky_project, opened_files, tmp_path):
+    project, outside = leaky_project
+    runs = [(fmt, primary) for fmt in FORMATS for primary in ("cuda", "python")]
+    opened: list[str] = []
+    opened_files.append(opened)
+    try:
+        results = {run: run_cli("check", "kernels", "--no-cache", "--format", run[0], "--primary-location", run[1])
+                   for run in runs}
+        run_cli("check", "kernels", "--primary-location", "python", "--write-baseline", tmp_path / "b.json")
+        run_cli("check", "kernels", "--primary-location", "python", "--baseline", tmp_path / "b.json")
+    finally:
+        opened_files.remove(opened)
+    leaked = sorted({p for p in opened if os.path.realpath(p).startswith(str(outside))})
+    assert leaked == []
+    assert opened, "the audit hook saw no open at all"
+    for (fmt, _), res in results.items():
+        assert res.code == 1, (fmt, res.err)      # the outside file's ignore comments were not read
+    # the outside locations are reported, and marked: JSON says so, SARIF has no `..` and no %SRCROOT%
+    doc = json.loads(results[("json", "cuda")].out)
+    related = [r for f in doc["findings"] for r in f["related"]]
+    python = [r for r in related if r["path"].endswith(".py")]
+    assert python and all(r.get("outside") for r in python)
+    assert not [r for r in related if r["path"].endswith(".cu") and r.get("outside")]
+    for primary in ("cuda", "python"):
+        sarif = results[("sarif", primary)].out
+        uris = re.findall(r'"uri": "([^"]*)"', sarif)
+        assert uris and not [u for u in uris if ".." in u]
+        for loc in _artifact_locations(json.loads(sarif)):
+            if "outside" in loc["uri"]:
+                assert loc["uri"].startswith("file:///") and "uriBaseId" not in loc
+
+
+def test_a_path_map_names_where_the_sources_are(run_cli, leaky_project, opened_files):
+    """The user's `--path-map OLD=NEW` trusts NEW: the mapped file is read (its ignore comment
+    applies) even though it lies outside the project."""
+    project, outside = leaky_project
+    (project / "kernels" / "race.cu").write_text(with_line_names(["elsewhere/secret.py"]))
+    assert run_cli("check", "kernels").code == 1
+    res = run_cli("check", "kernels", "--path-map", f"elsewhere/={outside}/", "--format", "json")
+    assert not [f for f in res.json["findings"] if f["rule"] == "missing-barrier"]
+
+
+def _artifact_locations(node: object) -> list[dict]:
+    if isinstance(node, dict):
+        found = [node["artifactLocation"]] if "artifactLocation" in node else []
+        return found + [a for v in node.values() for a in _artifact_locations(v)]
+    if isinstance(node, list):
+        return [a for v in node for a in _artifact_locations(v)]
+    return []
+
+
+# --------------------------------------------------------------------- 4. plugins that print
+NOISE = "NOISE FROM A PLUGIN"
+
+
+def _noisy_module() -> types.ModuleType:
+    mod = types.ModuleType("noisy")
+
+    def pipelint_check_kernel(kernel, parsed, path):
+        print(NOISE, "stdout")
+        print(NOISE, "stderr \x1b]0;PWNED\x07", file=sys.stderr)
+        return []
+
+    mod.pipelint_check_kernel = hookimpl(pipelint_check_kernel)   # type: ignore[attr-defined]
+    return mod
+
+
+@pytest.fixture
+def noisy(monkeypatch):
+    real = cli.load_plugins
+    monkeypatch.setattr(cli, "load_plugins", lambda disable=(): real(disable, extra_modules=[_noisy_module()]))
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_a_printing_plugin_leaves_machine_output_valid(run_cli, noisy, fmt):
+    res = run_cli("check", fixture("gemm_f16_sm_80_s3.cu"), "--format", fmt, "--no-cache")
+    doc = json.loads(res.out)                       # the report alone on stdout
+    assert NOISE not in res.err
+    assert res.code != 3                            # printing is not a crash
+    if fmt == "json":
+        (note,) = [e for e in doc["errors"] if e["plugin"] == "noisy"]
+        assert "plugin 'noisy' printed to stdout and stderr" in note["message"]
+        assert NOISE in note["detail"] and "\x1b" not in note["message"]
+    else:
+        notes = doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+        (note,) = [n for n in notes if "'noisy'" in n["message"]["text"]]
+        assert note["level"] == "warning"
+        assert doc["runs"][0]["invocations"][0]["executionSuccessful"] is True
+
+
+def test_a_plugin_writing_to_the_descriptor_or_a_child_process_is_captured_too(tmp_path):
+    """Outside the test's capture: the real descriptor 1 of a `pipelint check` process."""
+    script = tmp_path / "run.py"
+    script.write_text(f'''
+import os, subprocess, sys, types
+import pipelint.cli as cli
+from pipelint import hookimpl
+
+mod = types.ModuleType("noisy")
+
+@hookimpl
+def pipelint_check_kernel(kernel, parsed, path):
+    print("{NOISE} print")
+    sys.__stdout__.write("{NOISE} __stdout__\\n")
+    os.write(1, b"{NOISE} fd 1\\n")
+    subprocess.run([sys.executable, "-c", "print('{NOISE} child')"])
+    return []
+
+mod.pipelint_check_kernel = pipelint_check_kernel
+real = cli.load_plugins
+cli.load_plugins = lambda disable=(): real(disable, extra_modules=[mod])
+sys.exit(cli.main(sys.argv[1:]))
+''')
+    out = subprocess.run([sys.executable, str(script), "check", str(fixture("gemm_f16_sm_80_s3.cu")),
+                          "--format", "json", "--no-cache"], env=_subprocess_env(tmp_path),
+                         capture_output=True, text=True)
+    doc = json.loads(out.stdout)
+    assert NOISE not in out.stderr
+    (note,) = [e for e in doc["errors"] if e["plugin"] == "noisy"]
+    for what in ("print", "__stdout__", "fd 1", "child"):
+        assert f"{NOISE} {what}" in note["detail"]
+
+
+def test_capture_restores_the_streams_when_the_plugin_raises():
+    from pipelint.pluginhost import captured_output
+
+    before = (sys.stdout, sys.stderr, os.fstat(1).st_ino)
+    with pytest.raises(RuntimeError), captured_output() as printed:
+        print("lost?")
+        raise RuntimeError
+    assert (sys.stdout, sys.stderr, os.fstat(1).st_ino) == before
+    assert printed["stdout"] == "lost?\n"
