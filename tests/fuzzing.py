@@ -18,6 +18,8 @@ from pathlib import Path
 KERNELS = Path(__file__).resolve().parent / "fixtures" / "kernels"
 _NUMBER = re.compile(r"\b\d+\b")
 NUMBERS = ("0", "-1", "028", "0x", "100000000", "1e8", "4294967296", "-2147483648", "99999999999999999999")
+# what a terminal or a log viewer acts on: C0 but LF, DEL, C1, bidirectional controls, line separators
+CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 _LINE_NAME = re.compile(r'(#\s*line\s+\d+\s+")((?:[^"\\]|\\.)*)(")')
 HOSTILE_NAMES = (
     "evil\x1b]0;PWNED\x07\x1b[31mred.py",          # OSC 0 (window title), then CSI colour

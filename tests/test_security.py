@@ -22,12 +22,10 @@ import pytest
 import pipelint.cli as cli
 from pipelint import hookimpl
 from helpers import ROOT, fixture
-from fuzzing import HOSTILE_NAMES
+from fuzzing import CONTROL, HOSTILE_NAMES
 from mutants.mutate import drop_barrier_after_wait
 
 FORMATS = ("text", "concise", "github", "gitlab", "junit", "json", "sarif")
-# what a terminal or log viewer would act on: C0 but LF, DEL, C1, bidi controls, line separators
-CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 SGR = re.compile("\x1b\\[[0-9;]*m")      # pipelint's own colours (--color always)
 LINE = re.compile(r'(#line \d+ ")examples/gemm.py(")')
 
