@@ -1,0 +1,155 @@
+"""Start-up and first-diagnostic latency of `pipelint server`, driven over stdio by pygls's client.
+
+    python benchmarks/bench_lsp.py [KERNEL.py] [--runs 3] [--transcript FILE.json]
+
+For each run a fresh server process is started and the kernel (default: examples/gemm.py) is
+opened; three numbers are taken:
+
+* start-up: spawning the server until it answers `initialize`;
+* cold: `didOpen` until the first `publishDiagnostics` with an empty lowering cache (the
+  kernel is lowered for the configured targets: by default sm_80 and sm_90, as written);
+* cached: the same in a new server process once the lowering is cached;
+* after a comment edit: `didChange` appending a comment to the `T.Pipelined` line until the
+  new diagnostics (the code digest is unchanged: no lowering; includes the 0.8 s debounce).
+
+The goal (issue 27): first diagnostic under 10 s cold for examples/gemm.py on the 2-core
+development machine, under 1 s cached.  `--transcript` writes one session (the requests, the
+diagnostics, a hover, the inlay hints) as JSON.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
+from pygls.protocol import default_converter
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Session:
+    """One server process and a client that records what it sent and received."""
+
+    def __init__(self, cache: str) -> None:
+        self.client = LanguageClient("pipelint-bench", "1")
+        self.cache = cache
+        self.diagnostics: asyncio.Queue = asyncio.Queue()
+        self.log: list[dict] = []
+        self.convert = default_converter()
+
+        @self.client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def published(_: object, params: lsp.PublishDiagnosticsParams) -> None:
+            self.record("server → client", "textDocument/publishDiagnostics", params)
+            self.diagnostics.put_nowait((time.perf_counter(), params))
+
+        @self.client.feature(lsp.WINDOW_LOG_MESSAGE)
+        def logged(_: object, params: lsp.LogMessageParams) -> None:
+            self.record("server → client", "window/logMessage", params)
+
+    def record(self, direction: str, method: str, payload: object) -> None:
+        self.log.append({"direction": direction, "method": method,
+                         "params": self.convert.unstructure(payload) if payload is not None else None})
+
+    async def start(self) -> float:
+        started = time.perf_counter()
+        env = dict(os.environ, PIPELINT_CACHE_DIR=self.cache)
+        await self.client.start_io(sys.executable, "-m", "pipelint", "server", env=env)
+        params = lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(), root_uri=ROOT.as_uri(), process_id=os.getpid())
+        self.record("client → server", "initialize", params)
+        await self.client.initialize_async(params)
+        self.client.initialized(lsp.InitializedParams())
+        return time.perf_counter() - started
+
+    async def open(self, path: Path) -> tuple[float, lsp.PublishDiagnosticsParams]:
+        params = lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
+            uri=path.as_uri(), language_id="python", version=1, text=path.read_text()))
+        self.record("client → server", "textDocument/didOpen", params)
+        started = time.perf_counter()
+        self.client.text_document_did_open(params)
+        when, diags = await asyncio.wait_for(self.diagnostics.get(), 300)
+        return when - started, diags
+
+    async def comment_edit(self, path: Path) -> float:
+        lines = path.read_text().splitlines()
+        line = next(i for i, t in enumerate(lines) if "T.Pipelined(" in t)
+        end = lsp.Position(line, len(lines[line]))
+        params = lsp.DidChangeTextDocumentParams(
+            lsp.VersionedTextDocumentIdentifier(uri=path.as_uri(), version=2),
+            [lsp.TextDocumentContentChangePartial(range=lsp.Range(end, end), text="  # edited")])
+        self.record("client → server", "textDocument/didChange", params)
+        started = time.perf_counter()
+        self.client.text_document_did_change(params)
+        when, _ = await asyncio.wait_for(self.diagnostics.get(), 300)
+        return when - started
+
+    async def hover_and_hints(self, path: Path) -> None:
+        line = next(i for i, t in enumerate(path.read_text().splitlines()) if "T.Pipelined(" in t)
+        hover = lsp.HoverParams(lsp.TextDocumentIdentifier(path.as_uri()), lsp.Position(line, 20))
+        self.record("client → server", "textDocument/hover", hover)
+        result = await self.client.text_document_hover_async(hover)
+        self.record("server → client", "textDocument/hover (result)", result)
+        hints = lsp.InlayHintParams(lsp.TextDocumentIdentifier(path.as_uri()),
+                                    lsp.Range(lsp.Position(0, 0), lsp.Position(line + 10, 0)))
+        self.record("client → server", "textDocument/inlayHint", hints)
+        found = await self.client.text_document_inlay_hint_async(hints)
+        self.record("server → client", "textDocument/inlayHint (result)", found)
+
+    async def stop(self) -> None:
+        await self.client.shutdown_async(None)
+        self.client.exit(None)
+        await self.client.stop()
+
+
+async def one_run(kernel: Path, transcript: Path | None) -> dict:
+    with tempfile.TemporaryDirectory(prefix="pipelint-bench-lsp-") as cache:
+        cold = Session(cache)
+        startup = await cold.start()
+        first, diags = await cold.open(kernel)
+        await cold.stop()
+        warm = Session(cache)
+        await warm.start()
+        cached, _ = await warm.open(kernel)
+        edit = await warm.comment_edit(kernel)
+        if transcript is not None:
+            await warm.hover_and_hints(kernel)
+            transcript.write_text(json.dumps(cold.log + warm.log, indent=1, ensure_ascii=False) + "\n")
+        await warm.stop()
+    return {"startup_s": startup, "first_diagnostic_cold_s": first, "first_diagnostic_cached_s": cached,
+            "after_comment_edit_s": edit, "diagnostics": len(diags.diagnostics)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kernel", nargs="?", default=str(ROOT / "examples" / "gemm.py"))
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--transcript", default=None, help="write one session's messages here (JSON)")
+    args = parser.parse_args()
+    kernel = Path(args.kernel).resolve()
+    runs = []
+    for i in range(args.runs):
+        r = asyncio.run(one_run(kernel, Path(args.transcript) if args.transcript and i == 0 else None))
+        runs.append(r)
+        print(f"run {i + 1}: start-up {r['startup_s']:.2f} s, "
+              f"first diagnostic cold {r['first_diagnostic_cold_s']:.2f} s, "
+              f"cached {r['first_diagnostic_cached_s']:.2f} s, "
+              f"after a comment edit {r['after_comment_edit_s']:.2f} s "
+              f"({r['diagnostics']} diagnostic(s))", flush=True)
+    keys = ("startup_s", "first_diagnostic_cold_s", "first_diagnostic_cached_s", "after_comment_edit_s")
+    median = {k: statistics.median(r[k] for r in runs) for k in keys}
+    print("median: " + ", ".join(f"{k} {v:.2f}" for k, v in median.items()))
+    ok = median["first_diagnostic_cold_s"] < 10 and median["first_diagnostic_cached_s"] < 1
+    print(f"goal (cold < 10 s, cached < 1 s): {'met' if ok else 'NOT met'} on {os.cpu_count()} core(s)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
