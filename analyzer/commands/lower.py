@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -80,7 +81,7 @@ def _lower(args, host, scratch: Path) -> int:
         from ..lowering.driver import variant_filename
 
         claim_dump_names(dump, [variant_filename(kernel, v) for v in variants if v.ok],
-                         f"{Path(ref.file).resolve()}:{kernel}")
+                         f"{Path(os.path.relpath(Path(ref.file).resolve(), dump.resolve())).as_posix()}:{kernel}")
     report = Report(rules=dict(host.rules), errors=list(host.errors))
     lowered = analyze_variants(kernel, variants, host, dump, report, keep_paths=bool(args.dump_dir))
     from ..config import apply_config, fail_on_performance, load_config
@@ -104,7 +105,8 @@ MANIFEST = ".pipelint-dumps.json"
 
 
 def claim_dump_names(dump: Path, names: list[str], owner: str) -> None:
-    """Record which module and kernel each dumped file comes from (`<dump>/.pipelint-dumps.json`);
+    """Record which module (relative to the folder) and kernel each dumped file comes from
+    (`<dump>/.pipelint-dumps.json`);
     a name another module's kernel already holds is a usage error, before anything is written:
     two modules with a factory called `make` must not overwrite each other's CUDA silently."""
     from ..errors import UsageError
