@@ -135,13 +135,18 @@ def _skipped(path: Path, is_dir: bool, spec: pathspec.PathSpec, root: Path, git:
 
 
 def _walk(top: Path, spec: pathspec.PathSpec, root: Path, git: _GitIgnores | None) -> list[str]:
+    from .relocate import ProjectFiles
+
     found = []
+    # like a linked folder (os.walk does not follow it), a linked file out of the project is not taken
+    inside = ProjectFiles(root, folders=[str(top)])
     for folder, dirs, names in os.walk(top):
         base = Path(folder).resolve()
         dirs[:] = sorted(n for n in dirs if not _skipped(base / n, True, spec, root, git))
         for n in names:
             full = os.path.normpath(os.path.join(folder, n))      # `./k.cu` is reported as `k.cu`
-            if Path(n).suffix in SUFFIXES and os.path.isfile(full) and not _skipped(base / n, False, spec, root, git):
+            if Path(n).suffix in SUFFIXES and os.path.isfile(full) and not _skipped(base / n, False, spec, root, git) \
+                    and (not os.path.islink(full) or inside.contains(full)):
                 found.append(full)
     return sorted(found)
 

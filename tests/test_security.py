@@ -177,15 +177,18 @@ def opened_files():
 @pytest.fixture
 def leaky_project(tmp_path, monkeypatch):
     """A project whose kernel's `#line` names a file outside it (relative, absolute and through a
-    symbolic link inside the project).  The outside file would suppress every finding if read."""
+    symbolic link inside the project).  The outside file would suppress every finding if read.
+    A linked `.cu` in the project points out of it too (the walk must not follow it)."""
     outside = tmp_path / "outside"
     outside.mkdir()
     secret = outside / "secret.py"
     secret.write_text("# pipelint: ignore[missing-barrier]\n" * 400)
+    (outside / "credentials").write_text("AWS_SECRET=hunter2\n")
     project = tmp_path / "project"
     (project / "kernels").mkdir(parents=True)
     (project / "src").mkdir()
     (project / "src" / "link.py").symlink_to(secret)
+    (project / "kernels" / "leak.cu").symlink_to(outside / "credentials")
     (project / "pyproject.toml").write_text("[tool.pipelint]\n")
     (project / "kernels" / "race.cu").write_text(with_line_names(
         ["../outside/secret.py", str(secret), "src/link.py", "../../../../../../../../" + str(secret)]))
@@ -210,6 +213,7 @@ def test_no_file_outside_the_project_root_is_opened(run_cli, leaky_project, open
     assert opened, "the audit hook saw no open at all"
     for (fmt, _), res in results.items():
         assert res.code == 1, (fmt, res.err)      # the outside file's ignore comments were not read
+        assert "hunter2" not in res.out and "leak.cu" not in res.out
     # the outside locations are reported, and marked: JSON says so, SARIF has no `..` and no %SRCROOT%
     doc = json.loads(results[("json", "cuda")].out)
     related = [r for f in doc["findings"] for r in f["related"]]
