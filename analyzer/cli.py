@@ -19,6 +19,7 @@ from .errors import UsageError
 from .findings import Report
 from .options import Parser, add_command, add_output_options, did_you_mean, first, project_root
 from .pluginhost import PluginHost, load_plugins
+from .report.escape import visible
 
 __all__ = ["add_command", "add_output_options", "build_parser", "first", "main"]
 
@@ -244,7 +245,7 @@ def _files(args: argparse.Namespace, config: Any) -> list[str]:
     found = discovery(args, config)
     files, notes = collect_files(args.paths, found)
     for note in notes:
-        print(f"pipelint: {note}", file=sys.stderr)
+        print(f"pipelint: {visible(note)}", file=sys.stderr)
     if not files and not found.force_exclude:
         raise UsageError("nothing to check: no .cu or .cuh files in the given paths")
     return files
@@ -431,7 +432,7 @@ def cmd_plugins(args: argparse.Namespace, host: PluginHost) -> int:
         rules = sorted(r for r, p in host.rule_plugin.items() if p == name)
         print(f"{name}  {host.versions.get(name, '')}  {', '.join(rules)}")
     for e in host.errors:
-        print(f"error: {e.message}", file=sys.stderr)
+        print(f"error: {visible(e.message)}", file=sys.stderr)
     return 3 if host.errors else 0
 
 
@@ -475,7 +476,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return args.func(args, host)
     except UsageError as err:
-        print(f"pipelint: error: {err}", file=sys.stderr)
+        print(f"pipelint: error: {visible(str(err))}", file=sys.stderr)    # may quote a checked repo's config
         return 2
     except KeyboardInterrupt:
         return 130
@@ -484,7 +485,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("PIPELINT_DEBUG"):
             raise
-        print(f"pipelint: internal error: {type(exc).__name__}: {exc} "
+        print(f"pipelint: internal error: {type(exc).__name__}: {visible(str(exc))} "
               f"(set PIPELINT_DEBUG=1 for a traceback)", file=sys.stderr)
         return 3
 

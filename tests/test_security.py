@@ -150,6 +150,17 @@ def test_github_annotations_cannot_inject_workflow_commands(run_cli, hostile_pro
     assert all(line.startswith(("::error ", "::warning ", "::notice ")) for line in out.splitlines())
 
 
+@pytest.mark.parametrize("table", ['select = ["\\u001b]0;PWNED\\u0007"]', '"\\u001b[31mkey" = 1',
+                                   'per-file-ignores = {"k.cu" = ["\\u009b31m"]}'])
+def test_a_checked_repository_s_configuration_cannot_write_escape_sequences(run_cli, tmp_path, monkeypatch, table):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(f"[tool.pipelint]\n{table}\n")
+    (tmp_path / "k.cu").write_text(fixture("gemm_f16_sm_80_s3.cu").read_text())
+    res = run_cli("check", "k.cu")
+    assert res.code == 2 and "\\x" in res.err
+    assert control_characters(res.err) == []
+
+
 def test_visible_escapes_controls_and_leaves_text_alone():
     from pipelint.report.escape import visible
 
