@@ -51,6 +51,9 @@ class Progress:
         self.done += n
         if not self.enabled:
             return
+        from .report.escape import visible
+
+        item = visible(item)            # a file name from the walk: it may hold escape sequences
         if self._rich is not None:
             self._rich.update(self._task, advance=n, item=item[-60:])
         else:
@@ -61,6 +64,9 @@ class Progress:
         """A line that stays (a variant's outcome)."""
         if not self.enabled:
             return
+        from .report.escape import visible
+
+        line = visible(line)
         if self._rich is not None:
             self._rich.console.print(line, highlight=False, markup=False)
         else:

@@ -340,3 +340,21 @@ def test_capture_restores_the_streams_when_the_plugin_raises():
         raise RuntimeError
     assert (sys.stdout, sys.stderr, os.fstat(1).st_ino) == before
     assert printed["stdout"] == "lost?\n"
+
+
+def test_progress_lines_show_file_names_escaped():
+    """The progress line on a terminal (rich's or the plain one) shows walk file names escaped."""
+    import io
+
+    from pipelint.progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    term = Terminal()
+    with Progress("checking", 2, stream=term) as progress:
+        progress.advance(1, "kernels/a\x1b]0;PWNED\x07.cu")
+        progress.note("lowered b\x1b]52;c;eA==\x07.cu")
+    shown = term.getvalue()
+    assert "\x07" not in shown and "\x1b]" not in shown      # no OSC: rich's own CSI redraws are fine
