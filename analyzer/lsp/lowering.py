@@ -56,13 +56,18 @@ def cache_folder(base: str | None = None) -> Path:
     return (Path(base) / "lower" if base else default_cache_dir()).parent / "lsp"
 
 
-class Lowerer:
-    """Lowers buffers; `lower` is cancellable (the worker processes are killed)."""
+KEEP_ENTRIES = 256                  # cached buffers kept (each edit of the code makes one)
 
-    def __init__(self, cache_dir: Path | None = None, use_cache: bool = True) -> None:
+
+class Lowerer:
+    """Lowers buffers; `lower` is cancellable (the worker processes are killed).  At most
+    `processes` workers run at once over all buffers (2 cores, several files open)."""
+
+    def __init__(self, cache_dir: Path | None = None, use_cache: bool = True, processes: int = 0) -> None:
         self.cache_dir = cache_dir or cache_folder()
         self.use_cache = use_cache
         self.tl_version = tilelang_version()
+        self.slots = asyncio.Semaphore(processes or min(os.cpu_count() or 1, 2))
 
     def cached(self, path: str, text: str, settings: LowerSettings) -> dict | None:
         if not self.use_cache or self.tl_version is None:
@@ -88,11 +93,15 @@ class Lowerer:
         chunks = [pairs[i::jobs] for i in range(jobs)]
         specs = [{"path": os.path.abspath(path), "text": text, "variants": c, "params": settings.params}
                  for c in chunks]
-        parts = await asyncio.gather(*(run_worker(s, settings.timeout) for s in specs))
+        parts = await asyncio.gather(*(self._run(s, settings.timeout) for s in specs))
         result = merge(parts, pairs)
         if all(p.get("kind") not in ("timeout", "crash") for p in parts) and self.use_cache:
             self._store(cache_key(path, text, settings, self.tl_version), result)
         return Lowered(result, False, time.perf_counter() - started)
+
+    async def _run(self, spec: dict, timeout: float) -> dict:
+        async with self.slots:
+            return await run_worker(spec, timeout)
 
     def _store(self, key: str, result: dict) -> None:
         try:
@@ -100,8 +109,16 @@ class Lowerer:
             tmp = self.cache_dir / f"{key}.{os.getpid()}.tmp"
             tmp.write_text(json.dumps(result))
             tmp.replace(self.cache_dir / f"{key}.json")
+            self._prune()
         except OSError:
             pass
+
+    def _prune(self) -> None:
+        """Keep the newest KEEP_ENTRIES results (editing makes one per version of the code)."""
+        entries = sorted(self.cache_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in entries[KEEP_ENTRIES:]:
+            with contextlib.suppress(OSError):
+                old.unlink()
 
 
 def merge(parts: list[dict], pairs: list[list]) -> dict:
@@ -143,4 +160,7 @@ async def run_worker(spec: dict, timeout: float) -> dict:
 
 def _kill(child: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(child.pid, signal.SIGKILL)
+        if hasattr(os, "killpg"):
+            os.killpg(child.pid, signal.SIGKILL)
+        else:
+            child.kill()

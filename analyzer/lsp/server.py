@@ -84,6 +84,8 @@ class PipelintServer(LanguageServer):
             await asyncio.sleep(delay)
         doc = self.workspace.get_text_document(uri)
         path, text, version = to_fs_path(uri) or uri, doc.source, doc.version
+        if path.endswith(".py") and scan(text).syntax_error is not None:
+            return          # mid-edit: the Python server says where; the last diagnostics stay
         try:
             analysis = await self.analyse(path, text)
         except asyncio.CancelledError:
