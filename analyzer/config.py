@@ -210,8 +210,8 @@ def apply_config(report: Report, cfg: Config, args: argparse.Namespace, host: Pl
     from .relocate import confine, parse_path_map, python_first
 
     # `#line` paths rebased and confined first: nothing below opens a file outside the project
-    pairs = parse_path_map([*cfg.path_map, *(getattr(args, "path_map", None) or [])])
-    confine(report, project_root(args, cfg), pairs)
+    given = parse_path_map(getattr(args, "path_map", None) or [])
+    confine(report, project_root(args, cfg), [*parse_path_map(cfg.path_map), *given], [new for _, new in given])
     _apply_suppressions(report, on)
     kept: list[Finding] = []
     for f in report.findings:

@@ -74,15 +74,18 @@ def map_paths(report: Report, pairs: list[tuple[str, str]]) -> None:
                        for f in report.findings]
 
 
-def confine(report: Report, root: str | os.PathLike[str], pairs: list[tuple[str, str]]) -> None:
+def confine(report: Report, root: str | os.PathLike[str], pairs: list[tuple[str, str]],
+            trusted: Iterable[str] = ()) -> None:
     """Rebase `#line` paths (`map_paths`), then mark every location outside the project.
 
     Inside are files under `root`, the files checked (named by the user or found by the walk)
-    and files under a `--path-map` NEW prefix (the user said where those sources are).
-    Paths are resolved as `open` would resolve them, symbolic links included.
+    and files under a `trusted` folder: the NEW of a `--path-map` given on the command line
+    (the user said where those sources are; a checked repository's own `path-map` rebases
+    paths but cannot make pipelint read out of the project).  Paths are resolved as `open`
+    would resolve them, symbolic links included.
     """
     map_paths(report, pairs)
-    inside = ProjectFiles(root, [r.path for r in report.files], [new for _, new in pairs])
+    inside = ProjectFiles(root, [r.path for r in report.files], trusted)
 
     def mark(loc: Location) -> Location:
         outside = not inside.contains(loc.path)

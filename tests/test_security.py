@@ -242,12 +242,18 @@ def test_no_file_outside_the_project_root_is_opened(run_cli, leaky_project, open
 
 def test_a_path_map_names_where_the_sources_are(run_cli, leaky_project, opened_files):
     """The user's `--path-map OLD=NEW` trusts NEW: the mapped file is read (its ignore comment
-    applies) even though it lies outside the project."""
+    applies) even though it lies outside the project; a `path-map` in the checked project's
+    configuration does not."""
     project, outside = leaky_project
     (project / "kernels" / "race.cu").write_text(with_line_names(["elsewhere/secret.py"]))
     assert run_cli("check", "kernels").code == 1
     res = run_cli("check", "kernels", "--path-map", f"elsewhere/={outside}/", "--format", "json")
     assert not [f for f in res.json["findings"] if f["rule"] == "missing-barrier"]
+    # the checked repository's own `path-map` rebases the path but does not open the way out
+    (project / "pyproject.toml").write_text(f'[tool.pipelint]\npath-map = ["elsewhere/={outside}/"]\n')
+    res = run_cli("check", "kernels", "--format", "json")
+    race = [f for f in res.json["findings"] if f["rule"] == "missing-barrier"]
+    assert race and {r["path"] for r in race[0]["related"] if r.get("outside")} == {f"{outside}/secret.py"}
 
 
 def _artifact_locations(node: object) -> list[dict]:
