@@ -212,7 +212,7 @@ def cmd_check(args: argparse.Namespace, host: PluginHost) -> int:
     named = [args.stdin_filename] if stdin and args.stdin_filename else args.paths if not stdin else []
     config = load_config(named, args.config, host)
     if args.verbose:
-        print(f"pipelint: configuration: {config.path or '(none: defaults)'}", file=sys.stderr)
+        print(f"pipelint: configuration: {visible(str(config.path or '(none: defaults)'))}", file=sys.stderr)
     if args.show_settings:
         from .settings import show_settings
 
@@ -223,7 +223,7 @@ def cmd_check(args: argparse.Namespace, host: PluginHost) -> int:
     else:
         files = _files(args, config)
         if args.show_files:
-            print("\n".join(files))
+            print("\n".join(visible(f) for f in files))
             return 0
         if not files:
             return 0        # pre-commit named only excluded files: nothing to do is a success
@@ -290,7 +290,7 @@ class _Timed:
     def advance(self, n: int = 1, label: str = "") -> None:
         now = self._clock()
         if n == 1 and label != "from the cache":
-            print(f"pipelint: {label}: {now - self._last:.3f} s", file=sys.stderr)
+            print(f"pipelint: {visible(label)}: {now - self._last:.3f} s", file=sys.stderr)
         elif n:
             print(f"pipelint: {n} file(s) from the cache", file=sys.stderr)
         self._last = now

@@ -140,6 +140,9 @@ def test_a_hostile_line_name_yields_no_control_character_in_any_format(run_cli, 
     coloured = run_cli("check", "kernels", "--color", "always", "--primary-location", primary)
     assert SGR.search(coloured.out)
     assert control_characters(SGR.sub("", coloured.out)) == []
+    for extra in (["-v"], ["--show-files"], ["--statistics"]):
+        res = run_cli("check", "kernels", "--no-cache", *extra)
+        assert control_characters(res.out + res.err) == [], extra
     text = run_cli("check", "kernels", "--primary-location", primary).out
     assert "race\\x1b]0;NAME\\x07.cu:" in text and '.py:' in text       # shown, not run
 
