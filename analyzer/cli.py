@@ -406,7 +406,7 @@ def exit_code_section(rule: Any) -> str:
 
 
 def cmd_clean(args: argparse.Namespace, host: PluginHost) -> int:
-    """Remove the result cache (`v<N>/` folders) and the lowering cache (`lower/`) of the cache folder."""
+    """Remove the result cache (`v<N>/` folders) and the lowering caches (`lower/`, the editor's `lsp/`)."""
     import shutil
 
     from . import cache
@@ -417,7 +417,8 @@ def cmd_clean(args: argparse.Namespace, host: PluginHost) -> int:
     removed = []
     if root.is_dir():
         for entry in sorted(root.iterdir()):
-            if entry.is_dir() and (entry.name == "lower" or (entry.name[:1] == "v" and entry.name[1:].isdigit())):
+            ours = entry.name in ("lower", "lsp") or (entry.name[:1] == "v" and entry.name[1:].isdigit())
+            if entry.is_dir() and ours:
                 shutil.rmtree(entry, ignore_errors=True)
                 removed.append(entry.name)
         with contextlib.suppress(OSError):

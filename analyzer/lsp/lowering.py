@@ -69,56 +69,62 @@ class Lowerer:
         self.tl_version = tilelang_version()
         self.slots = asyncio.Semaphore(processes or min(os.cpu_count() or 1, 2))
 
-    def cached(self, path: str, text: str, settings: LowerSettings) -> dict | None:
+    def cached(self, path: str, text: str, settings: LowerSettings, folder: Path | None = None) -> dict | None:
         if not self.use_cache or self.tl_version is None:
             return None
-        file = self.cache_dir / f"{cache_key(path, text, settings, self.tl_version)}.json"
+        file = (folder or self.cache_dir) / f"{cache_key(path, text, settings, self.tl_version)}.json"
         try:
             entry = json.loads(file.read_text())
         except (OSError, ValueError):
             return None
         return entry if isinstance(entry, dict) and entry.get("ok") in (True, False) else None
 
-    async def lower(self, path: str, text: str, settings: LowerSettings) -> Lowered:
+    async def lower(self, path: str, text: str, settings: LowerSettings, folder: Path | None = None,
+                    use_cache: bool = True) -> Lowered:
+        """Lower every kernel of the buffer (`folder`: the cache to use, `[tool.pipelint]`
+        cache-dir; `use_cache=False`: `cache = false`)."""
         started = time.perf_counter()
+        folder = folder or self.cache_dir
+        use_cache = use_cache and self.use_cache
         if self.tl_version is None:
             return Lowered({"ok": False, "kind": "tilelang", "line": 1, "error": "TileLang is not installed: "
                             "pip install 'pipelint[tilelang]' (CPU-only: pip install torch==2.13.0 first)"},
                            False, 0.0)
-        hit = self.cached(path, text, settings)
+        hit = self.cached(path, text, settings, folder) if use_cache else None
         if hit is not None:
             return Lowered(hit, True, time.perf_counter() - started)
         pairs = [[a, n] for a in settings.archs for n in settings.stages]
-        jobs = max(1, min(settings.jobs or min(os.cpu_count() or 1, 2), len(pairs)))
+        jobs = max(1, min(settings.jobs or 1, len(pairs)))
         chunks = [pairs[i::jobs] for i in range(jobs)]
         specs = [{"path": os.path.abspath(path), "text": text, "variants": c, "params": settings.params}
                  for c in chunks]
         parts = await asyncio.gather(*(self._run(s, settings.timeout) for s in specs))
         result = merge(parts, pairs)
-        if all(p.get("kind") not in ("timeout", "crash") for p in parts) and self.use_cache:
-            self._store(cache_key(path, text, settings, self.tl_version), result)
+        if all(p.get("kind") not in ("timeout", "crash") for p in parts) and use_cache:
+            self._store(folder, cache_key(path, text, settings, self.tl_version), result)
         return Lowered(result, False, time.perf_counter() - started)
 
     async def _run(self, spec: dict, timeout: float) -> dict:
         async with self.slots:
             return await run_worker(spec, timeout)
 
-    def _store(self, key: str, result: dict) -> None:
+    def _store(self, folder: Path, key: str, result: dict) -> None:
         try:
-            self.cache_dir.mkdir(parents=True, exist_ok=True)
-            tmp = self.cache_dir / f"{key}.{os.getpid()}.tmp"
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = folder / f"{key}.{os.getpid()}.tmp"
             tmp.write_text(json.dumps(result))
-            tmp.replace(self.cache_dir / f"{key}.json")
-            self._prune()
+            tmp.replace(folder / f"{key}.json")
+            _prune(folder)
         except OSError:
             pass
 
-    def _prune(self) -> None:
-        """Keep the newest KEEP_ENTRIES results (editing makes one per version of the code)."""
-        entries = sorted(self.cache_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in entries[KEEP_ENTRIES:]:
-            with contextlib.suppress(OSError):
-                old.unlink()
+
+def _prune(folder: Path) -> None:
+    """Keep the newest KEEP_ENTRIES results (editing makes one per version of the code)."""
+    entries = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in entries[KEEP_ENTRIES:]:
+        with contextlib.suppress(OSError):
+            old.unlink()
 
 
 def merge(parts: list[dict], pairs: list[list]) -> dict:

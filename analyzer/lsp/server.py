@@ -56,6 +56,7 @@ class PipelintServer(LanguageServer):
         from ..pluginhost import load_plugins
 
         self.host = load_plugins()
+        self.cache_dir = cache_dir          # --cache-dir: over [tool.pipelint] cache-dir
         self.lowerer = Lowerer(cache_dir)
         self.docs: dict[str, DocState] = {}
         self.lint_on_change = True
@@ -109,8 +110,9 @@ class PipelintServer(LanguageServer):
             return FileAnalysis(path)
         config = self._config(path)
         settings = lower_settings(config)
-        lowered = await self.lowerer.lower(path, text, settings)
-        dump = self.lowerer.cache_dir / "cuda" / _slug(path)
+        folder = self.cache_dir or (cache_folder(config.cache_dir) if config.cache_dir else self.lowerer.cache_dir)
+        lowered = await self.lowerer.lower(path, text, settings, folder, use_cache=config.cache is not False)
+        dump = folder / "cuda" / _slug(path)
         analysis = await loop.run_in_executor(self.analysis_pool, self._python, path, text, lowered.result,
                                               config, dump)
         analysis.seconds, analysis.cached = lowered.seconds, lowered.cached

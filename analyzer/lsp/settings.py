@@ -5,6 +5,7 @@
     num-stages = [3]               # default: what the kernel says (its factory's default)
     params = { block_K = 64 }      # factory parameters (each kernel takes those it accepts)
     timeout = 120                  # seconds one lowering worker may take
+    jobs = 1                       # lowering processes per file (more: variants in parallel)
 
 The same table as `check` reads its other settings from, so the server, `check --watch`
 and CI agree.
@@ -30,7 +31,9 @@ class LowerSettings:
     stages: tuple[int | None, ...] = (None,)
     params: dict[str, Any] = field(default_factory=dict)
     timeout: float = DEFAULT_TIMEOUT
-    jobs: int = 0                   # lowering processes per file (0: one per core, at most 2)
+    # lowering processes per buffer (0: one).  One process imports TileLang once for every
+    # variant: on 2 busy cores it gives the first diagnostic sooner than one per variant.
+    jobs: int = 0
 
     def key(self) -> list:
         return [list(self.archs), list(self.stages), sorted(self.params.items(), key=lambda kv: kv[0])]

@@ -81,7 +81,8 @@ def check_python(path: str, host: Any, args: argparse.Namespace) -> int:
         return 2
     text = Path(path).read_text(encoding="utf-8", errors="replace")
     cache = cache_folder(getattr(args, "cache_dir", None) or config.cache_dir)
-    lowered = asyncio.run(Lowerer(cache).lower(path, text, settings))
+    use_cache = not getattr(args, "no_cache", False) and config.cache is not False
+    lowered = asyncio.run(Lowerer(cache).lower(path, text, settings, use_cache=use_cache))
     host.configure(config.plugins)
     analysis = analyze_python(path, text, lowered.result, host, config, cache / "cuda")
     for d in analysis.diagnostics:
