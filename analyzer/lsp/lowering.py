@@ -56,6 +56,13 @@ def cache_folder(base: str | None = None) -> Path:
     return (Path(base) / "lower" if base else default_cache_dir()).parent / "lsp"
 
 
+def dump_folder(cache: Path, path: str) -> Path:
+    """Where a buffer's generated CUDA is written (one folder per kernel file: two files with a
+    `matmul` factory do not share `matmul_sm_80_s3.cu`)."""
+    digest = hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:10]
+    return cache / "cuda" / f"{Path(path).stem}-{digest}"
+
+
 KEEP_ENTRIES = 256                  # cached buffers kept (each edit of the code makes one)
 
 

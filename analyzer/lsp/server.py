@@ -32,7 +32,7 @@ from .. import __version__
 from ..errors import UsageError
 from ..findings import Severity
 from .analysis import Diagnostic, FileAnalysis, analyze_cuda, analyze_python
-from .lowering import Lowerer, cache_folder
+from .lowering import Lowerer, cache_folder, dump_folder
 from .pysource import scan
 from .settings import lower_settings
 
@@ -112,7 +112,7 @@ class PipelintServer(LanguageServer):
         settings = lower_settings(config)
         folder = self.cache_dir or (cache_folder(config.cache_dir) if config.cache_dir else self.lowerer.cache_dir)
         lowered = await self.lowerer.lower(path, text, settings, folder, use_cache=config.cache is not False)
-        dump = folder / "cuda" / _slug(path)
+        dump = dump_folder(folder, path)
         analysis = await loop.run_in_executor(self.analysis_pool, self._python, path, text, lowered.result,
                                               config, dump)
         analysis.seconds, analysis.cached = lowered.seconds, lowered.cached
@@ -141,12 +141,6 @@ class PipelintServer(LanguageServer):
         caps = self.client_capabilities.workspace
         if caps and caps.inlay_hint and caps.inlay_hint.refresh_support:
             self.workspace_inlay_hint_refresh(None)
-
-
-def _slug(path: str) -> str:
-    import hashlib
-
-    return f"{Path(path).stem}-{hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:10]}"
 
 
 def to_lsp(d: Diagnostic, uri: str) -> lsp.Diagnostic:

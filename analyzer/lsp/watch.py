@@ -70,7 +70,7 @@ def check_python(path: str, host: Any, args: argparse.Namespace) -> int:
     """Lower and check one TileLang file as the server does; print its diagnostics."""
     from ..config import load_config
     from .analysis import analyze_python
-    from .lowering import Lowerer, cache_folder
+    from .lowering import Lowerer, cache_folder, dump_folder
     from .settings import lower_settings
 
     try:
@@ -84,7 +84,7 @@ def check_python(path: str, host: Any, args: argparse.Namespace) -> int:
     use_cache = not getattr(args, "no_cache", False) and config.cache is not False
     lowered = asyncio.run(Lowerer(cache).lower(path, text, settings, use_cache=use_cache))
     host.configure(config.plugins)
-    analysis = analyze_python(path, text, lowered.result, host, config, cache / "cuda")
+    analysis = analyze_python(path, text, lowered.result, host, config, dump_folder(cache, path))
     for d in analysis.diagnostics:
         print("\n".join(format_diagnostic(path, d)))
     return 1 if any(d.severity.rank >= 2 for d in analysis.diagnostics) else 0
@@ -92,8 +92,15 @@ def check_python(path: str, host: Any, args: argparse.Namespace) -> int:
 
 def format_diagnostic(path: str, d: Diagnostic) -> list[str]:
     lines = [f"{path}:{d.line}:{d.col + 1}: {d.severity.value}[{d.rule}] {d.message}"]
-    lines += [f"    {os.path.relpath(r.path) if os.path.isabs(r.path) else r.path}:{r.line}: note: {r.message}"
-              for r in d.related]
+    lines += [f"    {_shown(r.path)}:{r.line}: note: {r.message}" for r in d.related]
     if d.help:
         lines.append(f"    help: {d.help}")
     return lines
+
+
+def _shown(path: str) -> str:
+    """A path relative to the current folder when it is below it, else as it is."""
+    if not os.path.isabs(path):
+        return path
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
