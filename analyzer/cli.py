@@ -48,7 +48,9 @@ def build_parser(host: PluginHost | None = None) -> argparse.ArgumentParser:
 
     add_editor_commands(sub)        # `server`, and `--watch` on `check` (analyzer/lsp/)
     if host is not None:
-        host.pm.hook.pipelint_add_commands(subparsers=sub)
+        for impl in reversed(host.pm.hook.pipelint_add_commands.get_hookimpls()):   # pluggy's order
+            with host.capturing(impl.plugin_name, " while adding commands"):     # stdout may carry a report
+                impl.function(subparsers=sub)
     return parser
 
 

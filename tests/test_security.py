@@ -280,7 +280,16 @@ def _noisy_module() -> types.ModuleType:
         print(NOISE, "stderr \x1b]0;PWNED\x07", file=sys.stderr)
         return []
 
+    def pipelint_add_commands(subparsers):
+        print(NOISE, "while the command line is built")
+
+    def pipelint_rules():
+        print(NOISE, "while rules are declared")
+        return []
+
     mod.pipelint_check_kernel = hookimpl(pipelint_check_kernel)   # type: ignore[attr-defined]
+    mod.pipelint_add_commands = hookimpl(pipelint_add_commands)   # type: ignore[attr-defined]
+    mod.pipelint_rules = hookimpl(pipelint_rules)                 # type: ignore[attr-defined]
     return mod
 
 
@@ -297,13 +306,16 @@ def test_a_printing_plugin_leaves_machine_output_valid(run_cli, noisy, fmt):
     assert NOISE not in res.err
     assert res.code != 3                            # printing is not a crash
     if fmt == "json":
-        (note,) = [e for e in doc["errors"] if e["plugin"] == "noisy"]
-        assert "plugin 'noisy' printed to stdout and stderr" in note["message"]
-        assert NOISE in note["detail"] and "\x1b" not in note["message"]
+        notes = {e["message"].split(" (kept")[0]: e for e in doc["errors"] if e["plugin"] == "noisy"}
+        assert set(notes) == {"plugin 'noisy' printed to stdout and stderr in kernel gemm_kernel",
+                              "plugin 'noisy' printed to stdout while declaring rules",
+                              "plugin 'noisy' printed to stdout while adding commands"}
+        for note in notes.values():
+            assert NOISE in note["detail"] and "\x1b" not in note["message"]
     else:
         notes = doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
-        (note,) = [n for n in notes if "'noisy'" in n["message"]["text"]]
-        assert note["level"] == "warning"
+        noisy = [n for n in notes if "'noisy'" in n["message"]["text"]]
+        assert len(noisy) == 3 and {n["level"] for n in noisy} == {"warning"}
         assert doc["runs"][0]["invocations"][0]["executionSuccessful"] is True
 
 
