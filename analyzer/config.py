@@ -254,7 +254,8 @@ def _apply_suppressions(report: Report, on: Callable[..., bool]) -> None:
         path = f.location.path
         if path not in by_file:
             scanned = known.get(path)
-            by_file[path] = _by_line(scanned) if scanned is not None else inline_suppressions(path)
+            by_file[path] = _by_line(scanned) if scanned is not None else \
+                {} if f.location.outside else inline_suppressions(path)     # never opened: relocate.confine
         sup = by_file[path]
         hit = None
         for line in (f.location.line, f.location.line - 1):

@@ -259,6 +259,29 @@ def test_a_path_map_names_where_the_sources_are(run_cli, leaky_project, opened_f
     assert race and {r["path"] for r in race[0]["related"] if r.get("outside")} == {f"{outside}/secret.py"}
 
 
+def test_a_plugin_finding_outside_the_project_is_not_opened_either(run_cli, leaky_project, opened_files,
+                                                                   monkeypatch):
+    """A plugin may report at any path (one it read from `#line`): it is confined like the rest."""
+    from pipelint import Finding, Location, Rule, Severity
+
+    project, outside = leaky_project
+    rule = Rule("far-away", "far-away", "a finding elsewhere", "a finding elsewhere", Severity.WARNING)
+    mod = types.ModuleType("far")
+    mod.pipelint_rules = hookimpl(lambda: [rule])                               # type: ignore[attr-defined]
+    mod.pipelint_check_kernel = hookimpl(lambda kernel, parsed, path: [          # type: ignore[attr-defined]
+        Finding(rule.id, rule.severity, "here", Location(str(outside / "secret.py"), 3))])
+    real = cli.load_plugins
+    monkeypatch.setattr(cli, "load_plugins", lambda disable=(): real(disable, extra_modules=[mod]))
+    opened: list[str] = []
+    opened_files.append(opened)
+    try:
+        outputs = [run_cli("check", "kernels", "--no-cache", "--format", fmt).out for fmt in FORMATS]
+    finally:
+        opened_files.remove(opened)
+    assert not [p for p in opened if os.path.realpath(p).startswith(str(outside))]
+    assert all("secret.py" in out for out in outputs)           # reported by name
+
+
 def _artifact_locations(node: object) -> list[dict]:
     if isinstance(node, dict):
         found = [node["artifactLocation"]] if "artifactLocation" in node else []
