@@ -77,7 +77,8 @@ def buffer_roles(m: KernelModel) -> dict[str, dict[str, list[str]]]:
 
     out: dict[str, dict[str, list[str]]] = {}
     for name in sorted(set(writers) | set(readers)):
-        out[name] = {"producers": [f"{role(r)} ({', '.join(sorted(h))})" for r, h in sorted(writers.get(name, {}).items())],
+        made = sorted(writers.get(name, {}).items())
+        out[name] = {"producers": [f"{role(r)} ({', '.join(sorted(how))})" for r, how in made],
                      "consumers": [role(r) for r in sorted(readers.get(name, set()))]}
     return out
 

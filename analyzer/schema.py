@@ -58,7 +58,7 @@ def message(problem: Problem) -> str:
         return f"unknown key(s) {', '.join(unknown)}{hint}" + (f" in {where}" if where else "")
     if keyword == "type":
         kinds = expected if isinstance(expected, list) else [expected]
-        text = " or ".join(_WORDS.get(k, k) for k in kinds)
+        text = " or ".join(_WORDS.get(str(k), str(k)) for k in kinds)
     elif keyword == "enum":
         text = "one of " + ", ".join(json.dumps(v) for v in dict.fromkeys(str(x).lower() for x in expected))
     elif keyword in ("minimum", "exclusiveMinimum"):

@@ -166,8 +166,9 @@ def prune(configs: Iterable[dict], verdicts: dict | list | str | os.PathLike[str
     """The configurations worth timing, in the autotuner's order.
 
     `verdicts` is what `pipelint lower KERNEL --configs all --format json` wrote (the document,
-    its `configs` list, or the path of the file as a `str` or `pathlib.Path`): a configuration it ruled out (does not lower,
-    over the shared-memory budget, error findings) is dropped; one it never saw is kept.
+    its `configs` list, or the path of the file as a `str` or `pathlib.Path`): a configuration
+    it ruled out (does not lower, over the shared-memory budget, error findings) is dropped;
+    one it never saw is kept.
     """
     import json
     from pathlib import Path

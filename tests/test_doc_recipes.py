@@ -31,7 +31,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-
 from helpers import ROOT
 
 pytestmark = pytest.mark.recipes
@@ -80,7 +79,8 @@ def clone(scratch) -> Path:
 def env(scratch) -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("PIPELINT_TILELANG", "VIRTUAL_ENV"))}
     (scratch / "tmp").mkdir(exist_ok=True)
-    base.update(TMPDIR=str(scratch / "tmp"), PIPELINT_CACHE_DIR=str(scratch / "cache"), PRE_COMMIT_HOME=str(scratch / "pre-commit-home"),
+    base.update(TMPDIR=str(scratch / "tmp"), PIPELINT_CACHE_DIR=str(scratch / "cache"),
+                PRE_COMMIT_HOME=str(scratch / "pre-commit-home"),
                 PIP_DISABLE_PIP_VERSION_CHECK="1", GIT_AUTHOR_NAME="ci", GIT_AUTHOR_EMAIL="ci@localhost",
                 GIT_COMMITTER_NAME="ci", GIT_COMMITTER_EMAIL="ci@localhost", NO_COLOR="1")
     return base
