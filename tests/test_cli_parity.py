@@ -227,7 +227,8 @@ def _yaml_blocks(markdown: str) -> list[str]:
 @pytest.mark.skipif(shutil.which("check-jsonschema") is None and not (Path(sys.executable).parent /
                     "check-jsonschema").exists(), reason="check-jsonschema (test extra) not installed")
 def test_ci_recipes_validate_against_github_and_gitlab_schemas(tmp_path):
-    github, gitlab, precommit = _yaml_blocks((ROOT / "docs" / "ci.md").read_text())
+    github, gitlab = _yaml_blocks((ROOT / "docs" / "ci.md").read_text())
+    [precommit] = _yaml_blocks((ROOT / "docs" / "pre-commit.md").read_text())
     assert "actions: read" in github and "upload-sarif@v4" in github and "if: always()" in github
     assert "[ -f .pipelint-baseline.json ]" in github and "codequality:" in gitlab and "--format gitlab" in gitlab
     tool = shutil.which("check-jsonschema") or str(Path(sys.executable).parent / "check-jsonschema")
