@@ -149,3 +149,18 @@ def test_suppression_edit_appends_or_extends_the_comment():
     edit = suppression_edit("for k in T.Pipelined(4):  # pipelint: ignore[a]\n", 0, "b", cuda=False)
     assert edit.new_text == "a, b"
     assert suppression_edit("f();  // pipelint: ignore[b]\n", 0, "b", cuda=True) is None
+
+
+def test_findings_never_land_past_the_kernel(tmp_path, host):
+    """Counting CUDA lines past the last `#line` (C's rule) puts row_sum's epilogue barriers on
+    lines 30 and 31 of a 23-line file: the editor takes the statement's own `#line` instead."""
+    py = tmp_path / "reduction.py"
+    text = (ROOT / "examples" / "reduction.py").read_text()
+    py.write_text(text)
+    cuda = (ROOT / "tests" / "fixtures" / "kernels" / "row_sum_sm_80_s2.cu").read_text()
+    lowered = {"ok": True, "kernels": [{"name": "row_sum", "kind": "factory", "variants": [{
+        "arch": "sm_80", "num_stages": 2, "ok": True, "kind": "factory", "pipelined_loops": [], "shared_shapes": {},
+        "cuda": cuda.replace('"examples/reduction.py"', json.dumps(str(py)))}]}]}
+    found = analyze_python(str(py), text, lowered, host, load_config([str(py)], None, host), None).diagnostics
+    lo, hi = scan(text).kernels["row_sum"]
+    assert found and all(lo <= d.line <= hi for d in found), [(d.line, d.rule) for d in found]

@@ -121,7 +121,9 @@ def analyze_python(path: str, text: str, lowered: dict, host: Any, config: Any,
     report = Report(rules=dict(host.rules), errors=[])
     per_kernel: list[tuple[str, list[LoweredVariant]]] = []
     for kernel in lowered["kernels"]:
-        variants = [_variant(kernel["name"], v, host, report, dump_dir) for v in kernel["variants"]]
+        written = next((lp.num_stages for lp in src.loops if lp.kernel == kernel["name"] and lp.num_stages is not None),
+                       None)
+        variants = [_variant(kernel["name"], v, host, report, dump_dir, written) for v in kernel["variants"]]
         per_kernel.append((kernel["name"], variants))
         found, errors = host.check_variants(variants)
         report.findings.extend(found)
@@ -129,7 +131,8 @@ def analyze_python(path: str, text: str, lowered: dict, host: Any, config: Any,
     _configure(report, config, host, cuda=False)
     out.lowered = any(lv.ok for _, vs in per_kernel for lv in vs)
     by_file = {lv.location_path: lv for _, vs in per_kernel for lv in vs}
-    placed = [_place(f, path, src, by_file) for f in report.findings]
+    count = text.count("\n") + 1
+    placed = [_place(f, path, src, by_file, count) for f in report.findings]
     kept = [(line, f, lv) for line, f, lv in placed if f.rule not in src.suppressions.get(line, set())]
     out.diagnostics = _group(kept, text, host, path)
     for name, variants in per_kernel:
@@ -143,14 +146,19 @@ def analyze_python(path: str, text: str, lowered: dict, host: Any, config: Any,
     return out
 
 
-def _variant(kernel: str, v: dict, host: Any, report: Report, dump_dir: Path | None) -> LoweredVariant:
+def _variant(kernel: str, v: dict, host: Any, report: Report, dump_dir: Path | None,
+             written: int | None) -> LoweredVariant:
+    """A worker's variant, checked.  Its num_stages: the one lowered with, else the planner's,
+    else the `num_stages=` literal of the kernel's T.Pipelined (None: unknown, 0 for the checks)."""
     from ..engine import analyze_source
 
     n = v.get("num_stages")
     if n is None:
         n = next((lp.get("tl_pipelined_num_stages") for lp in v.get("pipelined_loops", [])
-                  if lp.get("tl_pipelined_num_stages") is not None), 0)
-    lv = LoweredVariant(kernel, v["arch"], n, bool(v.get("ok")), v.get("error"), v, error_kind=v.get("kind"))
+                  if lp.get("tl_pipelined_num_stages") is not None), written)
+    v = {**v, "num_stages_shown": n}
+    lv = LoweredVariant(kernel, v["arch"], n or 0, bool(v.get("ok")), v.get("error"), v,
+                        error_kind=v.get("kind"))
     if not lv.ok:
         return lv
     cuda = v["cuda"]
@@ -200,17 +208,33 @@ def _same(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def _place(f: Finding, path: str, src: PySource, by_file: dict[str, LoweredVariant]) -> tuple[int, Finding, Any]:
-    """The buffer line a finding belongs to, the finding, and its variant."""
+def _place(f: Finding, path: str, src: PySource, by_file: dict[str, LoweredVariant],
+           count: int) -> tuple[int, Finding, Any]:
+    """The buffer line a finding belongs to, the finding, and its variant.
+
+    The line `check --primary-location python` gives when it lies inside the kernel; else
+    the statement's line: the nearest `#line` at or before the CUDA line, not counted up from
+    it (a `__syncthreads` a TileLang pass inserted has no `#line` of its own, and counting the
+    CUDA lines past the last directive can land beyond the kernel, or the file)."""
     lv = next((by_file[r.path] for r in (f.location, *f.related) if r.path in by_file), None)
-    if _same(f.location.path, path):
-        return f.location.line, f, lv
     kernel = f.kernel or (lv.kernel if lv else None)
+    lo, hi = src.kernels.get(kernel or "", (1, count))
+    if _same(f.location.path, path):
+        line = f.location.line
+        if not lo <= line <= hi:
+            cu = next((r for r in f.related if lv is not None and r.path == lv.location_path
+                       and r.message == "generated CUDA"), None)
+            linemap = lv.facts.get("linemap") if lv is not None else None
+            origin = linemap.user_origin(cu.line) if cu is not None and linemap else None
+            if origin is not None and _same(origin.file, path):
+                line = origin.line
+        if 1 <= line <= count:
+            return line, f, lv
     if f.rule in VARIANT_RULES:
         loop = next((lp for lp in src.loops if lp.kernel == kernel), None)
         if loop is not None:
             return loop.span.line, f, lv
-    return src.kernels.get(kernel or "", (1, 1))[0], f, lv
+    return lo, f, lv
 
 
 def _group(placed: list[tuple[int, Finding, Any]], text: str, host: Any, path: str) -> list[Diagnostic]:
@@ -290,11 +314,12 @@ def _failure(text: str, line: int, host: Any, message: str) -> Diagnostic:
 
 
 def _facts(lv: LoweredVariant, report: Report) -> VariantFacts:
+    shown = lv.facts.get("num_stages_shown")
     if not lv.ok:
-        return VariantFacts(lv.arch, lv.num_stages, False, error=lv.error)
+        return VariantFacts(lv.arch, shown, False, error=lv.error)
     model = lv.model
     tma = model is not None and any(e.kind.value.startswith("tma") for e in model.trace.all_events())
-    return VariantFacts(lv.arch, lv.num_stages, True, versions=lv.versions, buffer_bytes=lv.ir_buffer_bytes(),
+    return VariantFacts(lv.arch, shown, True, versions=lv.versions, buffer_bytes=lv.ir_buffer_bytes(),
                         wait=lv.steady_wait(), in_flight=lv.in_flight, barriers=lv.barriers_per_iteration,
                         smem=lv.shared_bytes, tma=tma,
                         findings=sum(1 for f in report.findings if lv.location_path in
@@ -325,7 +350,7 @@ def loop_label(v: VariantFacts) -> str:
         return "does not lower"
     parts = [f"{v.num_stages} stages" if v.num_stages is not None else "", f"{kib(v.smem)} smem"]
     if v.wait is not None:
-        parts.append(f"{v.wait[0]} groups in flight")
+        parts.append(f"{v.wait[0]} group{'s' if v.wait[0] != 1 else ''} in flight")
     elif v.tma:
         parts.append("TMA + mbarriers")
     return " · ".join(p for p in parts if p)

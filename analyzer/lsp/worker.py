@@ -46,7 +46,7 @@ def load_buffer(path: str, text: str) -> types.ModuleType:
     sys.modules[module.__name__] = module
     sys.path.insert(0, os.path.dirname(path))
     try:
-        code = compile(text, path, "exec")
+        code = compile(text, path, "exec", dont_inherit=True)     # not this module's __future__ flags
     except SyntaxError as exc:
         raise _ImportFailed(f"SyntaxError: {exc.msg}", exc.lineno or 1) from None
     try:
