@@ -226,3 +226,13 @@ async def test_opened_cu_file_is_checked(client, workspace):
     actions = await client.text_document_code_action_async(lsp.CodeActionParams(
         lsp.TextDocumentIdentifier(uri), found[0].range, lsp.CodeActionContext(diagnostics=found)))
     assert actions[0].edit.changes[uri][0].new_text == "  // pipelint: ignore[missing-barrier]"
+
+    # checked again on save
+    before = sum(p.uri == uri for p in PUBLISHED)
+    client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
+    for _ in range(600):
+        if sum(p.uri == uri for p in PUBLISHED) > before:
+            break
+        await asyncio.sleep(0.05)
+    mine = [p for p in PUBLISHED if p.uri == uri]
+    assert len(mine) > before and races(mine[-1].diagnostics) == found

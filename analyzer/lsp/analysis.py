@@ -80,6 +80,7 @@ class FileAnalysis:
     loops: list[tuple[PipelinedLoop, list[VariantFacts]]] = field(default_factory=list)
     allocs: list[tuple[SharedAlloc, list[VariantFacts]]] = field(default_factory=list)
     lowered: bool = False       # whether any kernel was lowered (else: no hovers, no hints)
+    errors: list[str] = field(default_factory=list)     # tool errors (a crashed plugin): logged
     seconds: float = 0.0
     cached: bool = False
 
@@ -129,6 +130,7 @@ def analyze_python(path: str, text: str, lowered: dict, host: Any, config: Any,
         report.findings.extend(found)
         report.errors.extend(errors)
     _configure(report, config, host, cuda=False)
+    out.errors = [e.message for e in report.errors]
     out.lowered = any(lv.ok for _, vs in per_kernel for lv in vs)
     by_file = {lv.location_path: lv for _, vs in per_kernel for lv in vs}
     count = text.count("\n") + 1
@@ -422,7 +424,7 @@ def analyze_cuda(path: str, text: str, host: Any, config: Any) -> FileAnalysis:
                     errors=list(errors), rules=dict(host.rules))
     _configure(report, config, host, cuda=True)
     lines = text.split("\n")
-    out = FileAnalysis(path)
+    out = FileAnalysis(path, errors=[e.message for e in report.errors])
     from ..docs import help_uri
 
     for f in sorted(report.findings, key=lambda f: f.sort_key):

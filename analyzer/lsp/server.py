@@ -98,6 +98,8 @@ class PipelintServer(LanguageServer):
             self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error,
                                                          f"pipelint: analysis of {path} failed: {exc}"))
             return
+        for error in analysis.errors:
+            self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Warning, f"pipelint: {path}: {error}"))
         state = self.docs.setdefault(uri, DocState())
         state.analysis, state.version = analysis, version
         self.publish(uri, analysis, version)
