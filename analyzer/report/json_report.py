@@ -41,7 +41,7 @@ def render(report: Report, **_: object) -> str:
         "tool": {"name": "pipelint", "version": __version__},
         "files": [{"path": r.path, "parsed": r.parsed, "kernels": list(r.kernels),
                    **({"error": r.error} if r.error else {})} for r in report.files],
-        "findings": [finding_dict(f) for f in report.sorted_findings()],
+        "findings": [{**finding_dict(f), "category": report.category(f)} for f in report.sorted_findings()],
         "errors": [{"message": e.message, "path": e.path, "plugin": e.plugin,
                     **({"detail": e.detail} if e.detail else {})} for e in report.errors],
         "summary": {sev: sum(1 for f in report.findings if f.severity.value == sev)
