@@ -225,7 +225,7 @@ def cmd_check(args: argparse.Namespace, host: PluginHost) -> int:
     else:
         files = _files(args, config)
         if args.show_files:
-            print("\n".join(visible(f) for f in files))
+            print("\n".join(visible(f) for f in sorted(dict.fromkeys(files))))     # in run_check's order
             return 0
         if not files:
             return 0        # pre-commit named only excluded files: nothing to do is a success
