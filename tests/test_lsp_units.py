@@ -39,6 +39,8 @@ def test_scan_finds_kernels_loops_buffers_and_suppressions():
     assert [a.name for a in src.allocs] == ["A_shared", "B_shared"]
     assert src.suppressions == {PIPELINED: {"a", "b"}}
     assert scan("def f(:\n").syntax_error is not None
+    wide = scan("def k():\n    for é in T.Pipelined(4):\n        pass\n").loops[0].span
+    assert (wide.col, wide.end_col) == (13, 27)                 # characters, not UTF-8 bytes
     assert not scan("import numpy\n").uses_tilelang
 
 

@@ -19,7 +19,7 @@ from ..suppress import PYTHON_SUPPRESS
 
 @dataclass(frozen=True)
 class Span:
-    """A call in the buffer: 1-based lines, 0-based columns (as `ast` gives them)."""
+    """A call in the buffer: 1-based lines, 0-based columns in characters."""
 
     line: int
     col: int
@@ -72,16 +72,17 @@ def scan(text: str) -> PySource:
                 and isinstance(node.value, ast.Call):
             # `kernel = matmul(...)` at module level: the line of the assignment
             src.kernels.setdefault(node.targets[0].id, (node.lineno, node.end_lineno or node.lineno))
+    lines = text.split("\n")
     for n in ast.walk(tree):
         if isinstance(n, ast.For) and isinstance(n.iter, ast.Call) and _is_call(n.iter, "Pipelined"):
             var = n.target.id if isinstance(n.target, ast.Name) else None
             stages = next((k.value.value for k in n.iter.keywords if k.arg == "num_stages"
                            and isinstance(k.value, ast.Constant) and isinstance(k.value.value, int)), None)
-            src.loops.append(PipelinedLoop(_span(n.iter), var, src.kernel_at(n.lineno), stages))
+            src.loops.append(PipelinedLoop(_span(n.iter, lines), var, src.kernel_at(n.lineno), stages))
         elif isinstance(n, ast.Assign) and _is_call(n.value, "alloc_shared"):
             target = n.targets[0]
             name = target.id if isinstance(target, ast.Name) else None
-            src.allocs.append(SharedAlloc(_span(n.value), name, src.kernel_at(n.lineno)))
+            src.allocs.append(SharedAlloc(_span(n.value, lines), name, src.kernel_at(n.lineno)))
     src.loops.sort(key=lambda lp: (lp.span.line, lp.span.col))
     src.allocs.sort(key=lambda a: (a.span.line, a.span.col))
     return src
@@ -95,10 +96,17 @@ def _is_call(node: ast.AST, attr: str) -> bool:
     return (isinstance(func, ast.Attribute) and func.attr == attr) or (isinstance(func, ast.Name) and func.id == attr)
 
 
-def _span(node: ast.AST) -> Span:
+def _span(node: ast.AST, lines: list[str]) -> Span:
+    """`ast` counts columns in UTF-8 bytes; editors count characters."""
     line = getattr(node, "lineno", 1)
-    return Span(line, getattr(node, "col_offset", 0), getattr(node, "end_lineno", None) or line,
-                getattr(node, "end_col_offset", None) or 0)
+    end = getattr(node, "end_lineno", None) or line
+    return Span(line, _chars(lines, line, getattr(node, "col_offset", 0)), end,
+                _chars(lines, end, getattr(node, "end_col_offset", None) or 0))
+
+
+def _chars(lines: list[str], line: int, offset: int) -> int:
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return len(text.encode()[:offset].decode(errors="ignore"))
 
 
 def suppressions(text: str) -> dict[int, set[str]]:
