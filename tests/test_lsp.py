@@ -202,9 +202,11 @@ async def test_suppression_code_action_removes_the_diagnostic(client, workspace)
     assert races(await diagnostics(uri, 2)) == []
 
     # an edit that moves the kernel down a line: lowered again, the race is back one line lower;
-    # two quick edits: the first run is cancelled, only the last version is published
+    # the edit before it (version 3) was still lowering when version 4 came: that run is killed,
+    # only the last version is published
     moved = "# a comment line above the kernel\n" + GEMM + PLANT
     change(client, uri, 3, "\n" + moved)
+    await asyncio.sleep(1.5)                # past the 0.2 s pause: version 3's worker is running
     change(client, uri, 4, moved)
     again = races(await diagnostics(uri, 4))
     assert [d.range.start.line for d in again] == [PIPELINED + 1]
