@@ -138,7 +138,7 @@ def analyze_python(path: str, text: str, lowered: dict, host: Any, config: Any,
     kept = [(line, f, lv) for line, f, lv in placed if f.rule not in src.suppressions.get(line, set())]
     out.diagnostics = _group(kept, text, host, path)
     for name, variants in per_kernel:
-        facts = [_facts(lv, report) for lv in variants]
+        facts = [_facts(lv, len({(line, f.rule) for line, f, owner in kept if owner is lv})) for lv in variants]
         loops = [lp for lp in src.loops if lp.kernel == name or (lp.kernel is None and len(per_kernel) == 1)]
         for i, loop in enumerate(loops):
             out.loops.append((loop, [_loop_facts(f, lv, loop, i) for f, lv in zip(facts, variants)]))
@@ -315,7 +315,8 @@ def _failure(text: str, line: int, host: Any, message: str) -> Diagnostic:
                       doc=help_uri(rule) if rule is not None else "")
 
 
-def _facts(lv: LoweredVariant, report: Report) -> VariantFacts:
+def _facts(lv: LoweredVariant, diagnostics: int) -> VariantFacts:
+    """`diagnostics`: how many of the buffer's diagnostics this variant has a part in."""
     shown = lv.facts.get("num_stages_shown")
     if not lv.ok:
         return VariantFacts(lv.arch, shown, False, error=lv.error)
@@ -324,8 +325,7 @@ def _facts(lv: LoweredVariant, report: Report) -> VariantFacts:
     return VariantFacts(lv.arch, shown, True, versions=lv.versions, buffer_bytes=lv.ir_buffer_bytes(),
                         wait=lv.steady_wait(), in_flight=lv.in_flight, barriers=lv.barriers_per_iteration,
                         smem=lv.shared_bytes, tma=tma,
-                        findings=sum(1 for f in report.findings if lv.location_path in
-                                     (f.location.path, *(r.path for r in f.related))))
+                        findings=diagnostics)
 
 
 def _loop_facts(facts: VariantFacts, lv: LoweredVariant, loop: PipelinedLoop, index: int) -> VariantFacts:
@@ -395,7 +395,7 @@ def hover_text(loop: PipelinedLoop, facts: list[VariantFacts]) -> str:
                              if v.wait else ("TMA + mbarriers" if v.tma else "–") for v in facts]),
         ("barriers / iteration", [_cell(v.barriers) for v in facts]),
         ("shared memory", [f"{kib(v.smem)} ({v.smem} B)" if v.smem is not None else "–" for v in facts]),
-        ("findings", [str(v.findings) if v.ok else "does not lower" for v in facts]),
+        ("diagnostics", [str(v.findings) if v.ok else "does not lower" for v in facts]),
     ]
     lines = [head, "", "| | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     lines += [f"| {name} | " + " | ".join(cells) + " |" for name, cells in rows]
