@@ -9,7 +9,8 @@
 * Inlay hints after `T.Pipelined(...)` and `T.alloc_shared(...)`.
 * Code action: `# pipelint: ignore[RULE]` (`// ...` in CUDA) on the diagnostic's line.
 
-Initialization options (all optional): `{"lintOnChange": true, "debounce": 0.8}`.
+Initialization options (all optional): `{"lintOnChange": true, "debounce": 0.8, "lowerPython": true}`
+(`lowerPython: false`: check `.cu` buffers only; lowering runs the kernel file's Python).
 """
 from __future__ import annotations
 
@@ -61,6 +62,7 @@ class PipelintServer(LanguageServer):
         self.docs: dict[str, DocState] = {}
         self.lint_on_change = True
         self.debounce = 0.8
+        self.lower_python = True            # false: only .cu/.cuh buffers (no kernel file is run)
         self.analysis_pool = ThreadPoolExecutor(1, thread_name_prefix="pipelint-analysis")
 
     # -------------------------------------------------------------- runs
@@ -108,7 +110,7 @@ class PipelintServer(LanguageServer):
         loop = asyncio.get_running_loop()
         if path.endswith(CUDA_SUFFIXES):
             return await loop.run_in_executor(self.analysis_pool, self._cuda, path, text)
-        if not path.endswith(".py") or not scan(text).uses_tilelang:
+        if not path.endswith(".py") or not self.lower_python or not scan(text).uses_tilelang:
             return FileAnalysis(path)
         config = self._config(path)
         settings = lower_settings(config)
@@ -192,6 +194,7 @@ def build_server(cache_dir: Path | None = None) -> PipelintServer:
         opts = params.initialization_options if isinstance(params.initialization_options, dict) else {}
         ls.lint_on_change = bool(opts.get("lintOnChange", True))
         ls.debounce = float(opts.get("debounce", 0.8))
+        ls.lower_python = bool(opts.get("lowerPython", True))
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: PipelintServer, params: lsp.DidOpenTextDocumentParams) -> None:
