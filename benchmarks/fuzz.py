@@ -54,11 +54,11 @@ def main(argv: list[str] | None = None) -> int:
                 names.append(str(folder / name))
                 hostile += any(CONTROL.search(n) or ".." in n for n in re.findall(r'#\s*line\s+\d+\s+"([^"]*)"', text))
             out = _check(folder, ["--format", "json", "-j", str(args.jobs), *cache])
-            tracebacks += _crashed(out)
+            tracebacks += _crashed(out, f"batch {b} json")
             if not args.no_hostile:
                 for fmt, primary in REPORTS:
                     again = _check(folder, ["--format", fmt, "--primary-location", primary, *cache])
-                    tracebacks += _crashed(again)
+                    tracebacks += _crashed(again, f"batch {b} {fmt}/{primary}")
                     n = len(CONTROL.findall(again.stdout)) + len(CONTROL.findall(again.stderr))
                     if n:
                         controls[f"{fmt}/{primary}"] = controls.get(f"{fmt}/{primary}", 0) + n
@@ -90,8 +90,14 @@ def _check(folder: Path, options: list[str]) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, errors="surrogateescape")
 
 
-def _crashed(out: subprocess.CompletedProcess) -> int:
-    return int(out.returncode == 3 or "Traceback" in out.stderr)
+def _crashed(out: subprocess.CompletedProcess, what: str) -> int:
+    """1 when the process exited 3 or printed a traceback (said on stderr, with its last lines)."""
+    if out.returncode != 3 and "Traceback" not in out.stderr:
+        return 0
+    errors = [line for line in out.stdout.splitlines() if "tool error" in line or '"message"' in line][:3]
+    tail = "\n    ".join([*out.stderr.strip().splitlines()[-3:], *errors])
+    print(f"{what}: exit {out.returncode}\n    {tail}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":
