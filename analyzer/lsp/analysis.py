@@ -280,23 +280,36 @@ def _failed_message(kernel: str | None, members: list[Finding]) -> str:
 
 
 def _related(members: list[tuple[Finding, Any]], path: str) -> tuple[Related, ...]:
-    """The other Python lines involved (the copy, the wait, the read) and the generated CUDA."""
-    out: dict[tuple[str, int], Related] = {}
+    """The other Python lines involved (the copy, the wait, the read) and the generated CUDA.
+    A line several roles map to says each kind once ("the wait ...; read of A_shared ...")."""
+    cuda: dict[tuple[str, int], Related] = {}
+    lines: dict[int, list[str]] = {}
     for f, lv in members:
         linemap = lv.facts.get("linemap") if lv is not None else None
         for r in f.related:
+            line = None
             if lv is not None and r.path == lv.location_path:
                 if r.message == "generated CUDA":
                     if os.path.isabs(r.path):
-                        out.setdefault((r.path, r.line), Related(r.path, r.line, f"generated CUDA ({lv.arch} "
-                                                                 f"num_stages={lv.num_stages})"))
+                        cuda.setdefault((r.path, r.line), Related(r.path, r.line, f"generated CUDA ({lv.arch} "
+                                                                  f"num_stages={lv.num_stages})"))
                     continue
                 origin = linemap.user_origin(r.line) if linemap else None
                 if origin is not None and _same(origin.file, path):
-                    out.setdefault((path, origin.line), Related(path, origin.line, r.message))
+                    line = origin.line
             elif r.path.endswith(".py") and _same(r.path, path):
-                out.setdefault((path, r.line), Related(path, r.line, r.message))
-    return tuple(list(out.values())[:MAX_RELATED])
+                line = r.line
+            if line is not None:
+                said = lines.setdefault(line, [])
+                if len(said) < 2 and all(_kind(m) != _kind(r.message) for m in said):
+                    said.append(r.message)
+    out = [*cuda.values(), *(Related(path, line, "; ".join(said)) for line, said in lines.items())]
+    return tuple(out[:MAX_RELATED])
+
+
+def _kind(message: str) -> str:
+    """"async copy into A_shared slot 1" and "... slot 2" say the same kind of thing."""
+    return " ".join(message.split()[:2])
 
 
 def _line_span(lines: list[str], line: int) -> tuple[int, int]:
