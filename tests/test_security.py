@@ -110,6 +110,15 @@ def test_grammar_cache_is_private_and_nothing_is_written_to_the_temp_folder(tmp_
     assert _check(env, tmp_path).returncode in (0, 1)
     assert not marker.exists()
     assert folder.stat().st_mode & 0o777 == 0o700
+    # under a folder others may write (and rename in), no grammar cache is kept at all
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    assert _check({**env, "PIPELINT_CACHE_DIR": str(shared / "cache")}, tmp_path).returncode in (0, 1)
+    assert not list(shared.rglob("*.lark"))
+    os.chmod(shared, 0o1777)            # sticky, like /tmp: others cannot swap what is ours
+    assert _check({**env, "PIPELINT_CACHE_DIR": str(shared / "cache")}, tmp_path).returncode in (0, 1)
+    assert list(shared.rglob("*.lark"))
     # the grammar cache does not follow a project's `cache-dir`: a checked repository cannot plant it
     project = tmp_path / "project"
     (project / "cache").mkdir(parents=True)

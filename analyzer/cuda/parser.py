@@ -96,9 +96,8 @@ class _Parser:
         grammar = resources.files("pipelint.grammars").joinpath("cuda.lark").read_text(encoding="utf-8")
         options = (_fast_options() if fast else None) or {"lexer": FastLexer}
         self.fast = "_plugins" in options
-        cache = grammar_cache_file(grammar, self.fast)
         self.lark = Lark(grammar, parser="lalr", transformer=self.builder, maybe_placeholders=False,
-                         cache=str(cache) if cache else False, **options)
+                         cache=grammar_cache_file(grammar, self.fast) or False, **options)
 
     def parse(self, source: str) -> ParsedFile:
         directives: list[Directive] = []
@@ -140,13 +139,16 @@ def grammar_cache_file(grammar: str, fast: bool) -> str | None:
 
 def _private_folder() -> str | None:
     """`grammar-<uid>` in the user's cache folder (`$PIPELINT_CACHE_DIR` or the platform's, never
-    a project's `cache-dir`), created 0700; None when it is not a real folder of ours."""
+    a project's `cache-dir`), created 0700; None when it is not a real folder of ours, or when
+    someone else could swap it for another between the check and Lark's load."""
     from ..cache import default_dir
 
     uid = getattr(os, "getuid", None)
     folder = os.path.join(default_dir(), f"grammar-{uid()}" if uid else "grammar")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
+        if uid and not _ancestors_private(folder, uid()):
+            return None
         st = os.lstat(folder)
         if _trusted(st, dir_mode=True):
             return folder
@@ -159,6 +161,20 @@ def _private_folder() -> str | None:
     except OSError:
         pass
     return None
+
+
+def _ancestors_private(folder: str, uid: int) -> bool:
+    """Whether every folder above `folder` is owned by this user or root and is writable by no one
+    else, or is sticky (/tmp: others cannot rename what is in it) — OpenSSH's StrictModes test."""
+    here = os.path.dirname(os.path.realpath(folder))
+    while True:
+        st = os.stat(here)
+        if st.st_uid not in (uid, 0) or (st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX):
+            return False
+        parent = os.path.dirname(here)
+        if parent == here:
+            return True
+        here = parent
 
 
 def _trusted(st: os.stat_result, dir_mode: bool) -> bool:
