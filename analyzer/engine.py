@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .core_rules import ANALYSIS_LIMIT, NO_KERNEL, PARSE_ERROR, UNREADABLE
 from .cuda import CudaSyntaxError, parse
-from .findings import FileResult, Finding, Location, Report, ToolError
+from .findings import FileResult, Finding, Location, Report, Severity, ToolError
 from .pluginhost import PluginHost, load_plugins
 from .suppress import suppressions_in
 
@@ -140,12 +140,17 @@ def check_kernel_all_trips(model: KernelModel, parsed: ParsedFile, path: str,
                            host: PluginHost) -> tuple[list[Finding], list[ToolError]]:
     """Check a kernel for every trip count its run-time-bound loops can have.
 
-    A kernel whose pipelined loop runs `(seq_len + 63) >> 6` times is
-    simulated once per scenario trip count (`KernelModel.trip_scenarios`); a
-    finding that holds for only some counts says for which, so "unknown" never
-    becomes an error and a real one-iteration bug is still reported.
+    A kernel whose pipelined loop runs `(seq_len + 63) >> 6` times is simulated once per
+    scenario trip count (`KernelModel.trip_scenarios`); counts the kernel's own bounds rule
+    out (`k < blockIdx.x + 1` never runs zero times) are not simulated.  Each finding knows
+    its quantifier:
+
+    * a hazard (correctness) is reported when some feasible count shows it, and says which;
+      one that only a zero-trip loop shows is a warning that names that condition;
+    * a claim that something can go or could be cheaper (performance) is reported only
+      when every feasible count makes the same claim.
     """
-    trips = model.trip_scenarios()
+    trips = model.feasible_trips()
     if not trips:
         return host.check_kernel(model, parsed, path)
     per_trip: dict[tuple, dict[int, Finding]] = {}
@@ -158,13 +163,24 @@ def check_kernel_all_trips(model: KernelModel, parsed: ParsedFile, path: str,
             loc = f.location
             per_trip.setdefault((f.rule, loc.line, loc.column), {}).setdefault(trip, f)
     out = []
-    for by_trip in per_trip.values():
+    for (rule_id, _, _), by_trip in per_trip.items():
         first = next(iter(by_trip.values()))
+        rule = host.rules.get(rule_id)
+        if rule is not None and rule.category == "performance":
+            if len(by_trip) == len(trips) and len({f.message for f in by_trip.values()}) == 1:
+                out.append(first)        # holds for every count: a claim a user can act on
+            continue
         if len(by_trip) == len(trips):
             out.append(first)
-        else:
-            out.append(replace(first, message=f"{first.message} (only when the run-time-bound loop "
-                                              f"runs {describe_counts(sorted(by_trip), trips)})"))
+            continue
+        counts = sorted(by_trip)
+        condition = describe_counts(counts, trips)
+        if counts == [0] and first.severity == Severity.ERROR:
+            out.append(replace(first, severity=Severity.WARNING,
+                               message=f"{first.message} (if the run-time-bound loop can run zero times)"))
+            continue
+        shown = by_trip[next(c for c in counts if c != 0)] if any(counts) else first
+        out.append(replace(shown, message=f"{shown.message} (only when the run-time-bound loop runs {condition})"))
     return out, errors
 
 

@@ -61,6 +61,7 @@ def pipelint_rules() -> tuple[Rule, ...]:
 def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> list[Finding]:
     out = []
     for h in hazards_for(kernel, RULES):
+        undecided = None if h.certain else Severity.NOTE    # whether other threads meet is unknown
         if h.kind == H.RAW_UNSYNCED:
             related = [(h.second.node, f"read of {h.buffer} slot {h.slot} (iteration {h.second.where})"),
                        (h.first.node, f"async copy into {h.buffer} slot {h.slot}")]
@@ -74,7 +75,7 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
                 f"wait, so other threads' copies may not be visible", related,
                 help=f"insert __syncthreads(); before line {spot.span.line}"
                      + (f" (after the wait at line {h.wait.node.span.line})" if h.wait is not None else ""),
-                at=point(spot)))
+                at=point(spot), severity=undecided))
         elif h.kind == H.WAR_UNSYNCED:
             spot = _barrier_spot(kernel, h.first.node, h.second.node, None)
             out.append(make_finding(
@@ -86,7 +87,7 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
                  (h.first.node, f"read of {h.buffer} slot {h.slot} (iteration {h.first.where})")],
                 help=f"insert __syncthreads(); before line {spot.span.line} (after the last read of "
                      f"{h.buffer} at line {h.first.node.span.line}, before the copy)",
-                at=point(spot)))
+                at=point(spot), severity=undecided))
     divergent = _divergent(kernel, path)
     out.extend(divergent)
     out.extend(_redundant(kernel, path, {(f.location.line, f.location.column) for f in divergent}))

@@ -144,8 +144,11 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
             if fence_at is not None and fence_at.span.line <= i.event.node.span.line:
                 at = point(fence_at)
                 related = [(i.event.node, "first use of the barrier")] + related
+        unknown = i.kind == I.TX_BYTES and i.facts.get("unknown")
+        if i.kind == I.TX_BYTES and i.facts.get("missing"):
+            at = point(statement_of(kernel.func, i.event.node))
         findings.append(make_finding(_R[_KIND_RULE[i.kind]], path, kernel, i.event.node, message, related,
-                                     help=help_line, at=at))
+                                     help=help_line, at=at, severity=Severity.NOTE if unknown else None))
     return findings + _store_fences(kernel, path)
 
 
@@ -192,6 +195,11 @@ def _help(kernel: KernelModel, issue: ProtocolIssue) -> str:
     kind = issue.kind
     if kind == I.ARRIVAL_COUNT:
         return f"make init({f['init']}) of {_bar(f['barrier'])} count the {f['arrivals']} arriving threads"
+    if kind == I.TX_BYTES and f.get("missing"):
+        return (f"announce the loads' bytes with {_bar(f['barrier'], generic=True)}.arrive_and_expect_tx(BYTES) "
+                f"before the TMA load at line {line}")
+    if kind == I.TX_BYTES and f.get("unknown"):
+        return "nothing to change: pass the lowering facts (`pipelint lower`) to check the byte count"
     if kind == I.TX_BYTES:
         return f"announce {f['loaded']} bytes in the expect_tx at line {line} (the bytes the TMA loads write)"
     if kind == I.DEADLOCK:
@@ -219,6 +227,14 @@ def _message(kernel: KernelModel, issue: ProtocolIssue) -> str:
         who = "; ".join(f"{e.mult} of {roles[e.role]} at line {e.node.span.line}" for e, _ in issue.related)
         return (f"{_bar(f['barrier'])} is initialised for {f['init']} arrivals per phase, but "
                 f"{f['arrivals']} threads arrive on it per use ({who})")
+    if kind == I.TX_BYTES and f.get("missing"):
+        return (f"TMA loads signal {_bar(f['barrier'])}, but no expect_tx announces their bytes: the phase "
+                f"can complete before the data lands")
+    if kind == I.TX_BYTES and f.get("unknown"):
+        announced = f"{f['announced']} bytes" if f.get("announced") is not None else "a run-time byte count"
+        return (f"expect_tx on {_bar(f['barrier'])} announces {announced} per phase; the bytes its TMA loads "
+                f"write could not be checked (a descriptor's box is not in the kernel text and the loads do "
+                f"not tile a known slot)")
     if kind == I.TX_BYTES:
         return (f"expect_tx on {_bar(f['barrier'])} announces {f['announced']} bytes per phase, but the TMA "
                 f"loads that signal it write {f['loaded']} bytes")

@@ -198,12 +198,9 @@ def test_thread_index_function_matches_its_cpp_definition(name, args):
     assert [compiled(e, {"threadIdx.x": t}) for t in THREADS] == expected
 
 
-# `interval` of `cutlass::canonical_lane_idx()` raises IndexError (analyzer/model/evaluate.py,
-# _thread_call_interval: its formula has `%` but no argument, and `values[0]` is read); a kernel
-# indexing shared memory with it is a tool error ("cannot model kernel"). Strict: fixing it fails here.
-INTERVAL_CALLS = [pytest.param(name, args, marks=pytest.mark.xfail(raises=IndexError, strict=True,
-                                                                  reason="canonical_lane_idx interval crashes"))
-                  if name == "cutlass::canonical_lane_idx" else (name, args) for name, args in CALLS]
+# every function, `cutlass::canonical_lane_idx()` included (a `%` formula with no argument: the
+# modulus is the warp size)
+INTERVAL_CALLS = list(CALLS)
 
 
 @pytest.mark.parametrize("name,args", INTERVAL_CALLS,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..cuda import ast as A
 from .intrinsics import HazardKind, K
 from .intrinsics import HazardKind as H
-from .threads import cross_thread
+from .threads import collisions, cross_thread, same_value, stored_value
 from .trace import Event
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ class Hazard:
     wait: Event | None = None
     commit: Event | None = None    # the cp_async_commit that closed `group`
     certain: bool = True           # False: whether two different threads meet is undecided
+    scope: Event | None = None     # a named barrier between them that one side takes no part in
 
     @property
     def key(self) -> tuple:
@@ -72,7 +73,9 @@ class _Range:
 
 
 # Hazards a barrier orders between threads: none when every overlap is a thread with itself.
-_THREAD_EXACT = frozenset({H.RAW_UNSYNCED, H.WAR_UNSYNCED, H.RAW_PLAIN, H.WAR_PLAIN})
+_THREAD_EXACT = frozenset({H.RAW_UNSYNCED, H.WAR_UNSYNCED, H.RAW_PLAIN, H.WAR_PLAIN, H.WAW_PLAIN})
+# Hazards between plain (non-async) accesses: what only the plain simulation looks for.
+PLAIN_KINDS = frozenset({H.RAW_PLAIN, H.WAR_PLAIN, H.WAW_PLAIN})
 
 
 class _Sim:
@@ -144,11 +147,41 @@ class _Sim:
             between = self.between_threads(first, second)
             if between is False:
                 return      # each thread only meets its own bytes: program order suffices
-            kw["certain"] = between is True
+            # two stores whose writers a condition on data selects may never both run
+            picked = kind == H.WAW_PLAIN and (first.uncertain or second.uncertain)
+            kw["certain"] = between is True and not picked
         h = Hazard(kind, first, second, second.buffer or first.buffer or "", self.model.slot(second), **kw)
         old = self.hazards.get(h.key)
         if old is None or (h.certain and not old.certain):
             self.hazards[h.key] = h
+
+    def replicated_store(self, ev: Event) -> None:
+        """One store that several threads execute onto the same bytes.
+
+        TileLang replicates a store when a tile has fewer elements than threads
+        (`A_shared[tk] = A[bk * 128 + tk]` run by every thread): the threads write the
+        same value and nothing races.  It is a race when the colliding threads store
+        different values (`s[0] = threadIdx.x`); when the value cannot be compared
+        (registers, memory) and a condition on data picks the writers (an arg-max), it
+        is undecided."""
+        assert ev.lanes is not None
+        memo = self.model.index.memo.setdefault("replicated", {})
+        key = (id(ev.node), ev.lanes.points, ev.lanes.ranges, ev.lanes.threads)
+        verdicts = memo.get(key)
+        if verdicts is None:
+            evaluator = self.model.index.memo["eval"]
+            points = collisions(ev.lanes, evaluator)
+            value = stored_value(ev.node)
+            verdicts = memo[key] = frozenset() if not points else frozenset(
+                same_value(value, a, b, evaluator, self.model.registers) for a, b in points)
+        if not verdicts:
+            return
+        if False in verdicts:
+            self.hazard(H.WAW_PLAIN, ev, ev)
+        elif None in verdicts:
+            self.hazards.setdefault((H.WAW_PLAIN, id(ev.node), id(ev.node)),
+                                    Hazard(H.WAW_PLAIN, ev, ev, ev.buffer or "", self.model.slot(ev),
+                                           certain=False))
 
     def between_threads(self, a: Event, b: Event) -> bool | None:
         """Whether `b` touches bytes a *different* thread touched in `a` (None: undecided).
@@ -159,9 +192,9 @@ class _Sim:
         leaves it undecided."""
         if a.unknown_footprint or b.unknown_footprint or a.possible or b.possible:
             return None
-        if a.lanes is None or b.lanes is None:
+        if a.lanes is None or b.lanes is None or a.lanes.collective or b.lanes.collective:
             return True
-        return cross_thread(a.lanes, b.lanes, self.model.index.memo["eval"])
+        return cross_thread(a.lanes, b.lanes, self.model.index.memo["eval"], self.model.shift(a, b))
 
     def run(self, events: Iterable[Event]) -> dict[tuple, Hazard]:
         handlers = _SIM_HANDLERS
@@ -192,6 +225,8 @@ class _Sim:
             self.read(ev)
         elif self.plain or ev.access == "async":
             self.write(ev, is_async=False)
+            if self.plain and ev.access != "atomic" and ev.lanes is not None and not ev.lanes.collective:
+                self.replicated_store(ev)
         else:
             for r in self.ranges(ev, create=False):
                 w = r.write
@@ -265,9 +300,14 @@ class _Sim:
         versioned = ev.buffer in self.model.stages
         for r in self.ranges(ev, create=True):
             for reader, fenced in r.readers:
-                if not fenced and reader.node is not ev.node:
+                if not fenced and reader.node is not ev.node \
+                    and not (reader.access == "atomic" and ev.access == "atomic"):
                     self.hazard(H.WAR_UNSYNCED if is_async else H.WAR_PLAIN, reader, ev)
             old = r.write
+            if self.plain and old is not None and not old.visible and not old.is_async \
+                    and old.event.node is not ev.node and old.event.kind == K.SMEM \
+                    and not (old.event.access == "atomic" and ev.access == "atomic"):
+                self.hazard(H.WAW_PLAIN, old.event, ev)
             if is_async and versioned and old and old.is_async and not r.consumed \
                     and old.event.node is not ev.node and ev.buffer in self.own_reads:
                 self.hazard(H.OVERWRITE_UNCONSUMED, old.event, ev)
@@ -334,6 +374,16 @@ class CpAsyncAnalysis:
         return list(self.simulate().values())
 
     @functools.cached_property
+    def plain_base(self) -> list[dict[tuple, Hazard]]:
+        """Each role's hazards with plain accesses modelled and every barrier in place."""
+        return [_Sim(self.model, True, frozenset(), {}).run(events) for events in self.model.trace.events]
+
+    @functools.cached_property
+    def plain_hazards(self) -> list[Hazard]:
+        """Races between plain accesses of different threads of one role (`PLAIN_KINDS`)."""
+        return [h for found in self.plain_base for h in found.values() if h.kind in PLAIN_KINDS]
+
+    @functools.cached_property
     def sync_nodes(self) -> list[A.Node]:
         seen: dict[int, A.Node] = {}
         for ev in self.model.trace.all_events():
@@ -345,13 +395,17 @@ class CpAsyncAnalysis:
     def barrier_roles(self) -> dict[int, dict[tuple, Hazard]]:
         """For each needed `__syncthreads` (by node id), the hazards it alone orders.
 
-        Barriers are tried last to first; one whose removal adds no hazard is
-        redundant and stays removed, so of two duplicates the later is blamed.
+        Barriers are tried last to first; one whose removal adds no hazard, within a
+        role or between roles (`model.races`), and hangs nobody is redundant and stays
+        removed, so of two duplicates the later is blamed and the removed set is
+        removable *together*.
         """
         roles = self.model.trace.events
         syncs = [{id(ev.node) for ev in events if ev.kind == K.SYNC} for events in roles]
-        base_by_role = [_Sim(self.model, True, frozenset(), {}).run(events) for events in roles]
+        base_by_role = self.plain_base
         base = {k: h for found in base_by_role for k, h in found.items()}
+        races = self.model.races
+        cross_base = set(races.simulate()[0]) if races.shared_buffers else set()
         disabled: set[int] = set()
         orders: dict[int, dict[tuple, Hazard]] = {}
         for node in reversed(self.sync_nodes):
@@ -363,14 +417,62 @@ class CpAsyncAnalysis:
                 if id(node) in mine:
                     found = _Sim(self.model, True, trial & mine, {}).run(events)
                     new.update((k, h) for k, h in found.items() if k not in base)
+            if not new and races.shared_buffers:
+                found, finished = races.simulate(trial)
+                new.update((k, h) for k, h in found.items() if k not in cross_base)
+                if not finished:         # the others wait at a barrier this one no longer meets
+                    new[("hang", id(node))] = Hazard(H.RAW_PLAIN, _first_event(roles, node),
+                                                     _first_event(roles, node), "", None)
             if new:
                 orders[id(node)] = new
             else:
                 disabled.add(id(node))
         return orders
 
+    @functools.cached_property
+    def unmodelled(self) -> str | None:
+        """Why the kernel's accesses are not all modelled (None: they are): a redundancy claim
+        ("this barrier / wait can go") needs every shared access, and every global one that
+        threads of a block hand to each other, to be known."""
+        model = self.model
+        if model.trace.truncated:
+            return "the event budget cut the simulation short"
+        for ev in model.trace.all_events():
+            if ev.possible:
+                return f"a call that is not modelled receives a shared pointer (line {ev.node.span.line})"
+            if ev.unknown_footprint:
+                return f"a shared index that cannot be evaluated (line {ev.node.span.line})"
+        if model.trace.unknown:
+            return f"an intrinsic that is not modelled ({min(model.trace.unknown)})"
+        shared_global = model.global_written_and_read()
+        if shared_global:
+            return f"global memory {shared_global} is written and read by the block (not modelled)"
+        return None
+
+    @functools.cached_property
+    def claims(self) -> tuple[frozenset[int], dict[int, int | None]]:
+        """(barrier nodes that can go, wait nodes -> the depth they can take, None: the wait can
+        go): every claim checked *together*, for the kernel as a whole.  Nothing is claimed when
+        some access is not modelled (`unmodelled`)."""
+        if self.unmodelled is not None:
+            return frozenset(), {}
+        barriers = frozenset(id(n) for n in self.sync_nodes if id(n) not in self.barrier_roles)
+        waits = {key: best for key, (ev, best) in self.wait_depths.items()
+                 if best is None or (ev.value is not None and best > ev.value)}
+        order = sorted(waits, key=lambda k: self.wait_depths[k][0].node.span.line)
+        base = {k for found in self.plain_base for k in found}
+        while True:
+            trial = {k: (WAIT_REMOVED if b is None else b) for k, b in waits.items()}
+            new = {k for events in self.model.trace.events
+                   for k in _Sim(self.model, True, barriers, trial).run(events)} - base
+            if not new or not order:
+                break
+            waits.pop(order.pop())      # the latest claim goes first, until the set is safe
+        return barriers, waits
+
     def redundant_barriers(self) -> list[A.Node]:
-        return [n for n in self.sync_nodes if id(n) not in self.barrier_roles]
+        barriers, _ = self.claims
+        return [n for n in self.sync_nodes if id(n) in barriers]
 
     @functools.cached_property
     def wait_depths(self) -> dict[int, tuple[Event, int | None]]:
@@ -400,7 +502,12 @@ class CpAsyncAnalysis:
         return result
 
 
+def _first_event(roles: list[list[Event]], node: A.Node) -> Event:
+    return next(ev for events in roles for ev in events if ev.node is node)
+
+
 WAIT_SEARCH = 8      # deeper waits tried per cp_async_wait
+WAIT_REMOVED = 1 << 20   # the depth of a wait that is gone: it waits for nothing
 TRACKED_BY_MBARRIER = 0   # the "group" of copies an mbarrier phase tracks (commit groups count from 1)
 
 _SIM_HANDLERS = {

@@ -61,7 +61,6 @@ THREAD_INDEX_CALLS: dict[str, tuple[str, tuple[int, ...]]] = {
     "cutlass::canonical_warp_idx_sync": ("t // 32", ()),
     "cutlass::canonical_lane_idx": ("t % 32", ()),
     "cutlass::canonical_warp_group_idx": ("t // 128", ()),
-    "cute::thread_idx": ("t", ()),
 }
 
 
@@ -334,10 +333,11 @@ def _thread_call_interval(expr: A.Call, points: Env, ranges: Mapping[str, Interv
     if t is None or t[0] < 0:
         return None
     if "%" in formula:
-        if t[1] - t[0] + 1 >= values[0]:
-            return 0, values[0] - 1
+        modulus = values[0] if values else WARP      # `t % 32`: the lane of the canonical forms
+        if t[1] - t[0] + 1 >= modulus:
+            return 0, modulus - 1
         lo, hi = thread_index_value(formula, t[0], values), thread_index_value(formula, t[1], values)
-        return (lo, hi) if lo <= hi else (0, values[0] - 1)
+        return (lo, hi) if lo <= hi else (0, modulus - 1)
     return thread_index_value(formula, t[0], values), thread_index_value(formula, t[1], values)
 
 

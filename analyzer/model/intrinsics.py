@@ -61,9 +61,10 @@ class HazardKind(StrEnum):
     RAW_INCOMPLETE = "raw-incomplete"        # read of a copy its wait left in flight
     RAW_UNCOMMITTED = "raw-uncommitted"      # read of a copy no commit put in a group
     RAW_UNSYNCED = "raw-unsynced"            # read of other threads' completed copy, no barrier
-    RAW_PLAIN = "raw-plain"                  # read of a plain store, no barrier (explain only)
+    RAW_PLAIN = "raw-plain"                  # read of other threads' plain store, no barrier
     WAR_UNSYNCED = "war-unsynced"            # copy over bytes other threads may still read
     WAR_PLAIN = "war-plain"                  # store over bytes other threads may still read
+    WAW_PLAIN = "waw-plain"                  # store over other threads' store, no barrier between
     OVERWRITE_UNCONSUMED = "overwrite-unconsumed"   # a stage slot refilled before it was read
     DRAIN = "drain"                          # synchronous write over a copy still in flight
     EXIT_UNCOMMITTED = "exit-uncommitted"
@@ -106,6 +107,8 @@ class Intrinsic:
     count: int | None = None      # argument index of a count/bytes/parity value
     template_count: bool = False     # the count is template argument 0
     cluster: bool = False            # acts across the CTAs of a cluster
+    per_thread: bool = False         # each thread accesses its own address (not warp-collective)
+    elems: int = 1                   # elements one thread accesses (AtomicAddx4: 4)
 
 
 INTRINSICS: dict[str, Intrinsic] = {
@@ -132,8 +135,21 @@ INTRINSICS: dict[str, Intrinsic] = {
     "tl::mbarrier_expect_tx": Intrinsic(K.MBAR_EXPECT_TX, barrier=0, count=1),
     "tl::mbarrier_arrive_expect_tx": Intrinsic(K.MBAR_ARRIVE_EXPECT_TX, barrier=0, count=1),
     # plain shared-memory loads and stores through helpers (copy.h, common.h, tcgen_05.h)
-    **{f"tl::load_shared_{bits}": Intrinsic(K.READ, smem=0, access="read") for bits in (32, 64, 128)},
-    **{f"tl::store_shared_{bits}": Intrinsic(K.WRITE, smem=0, access="write") for bits in (32, 64, 128)},
+    **{f"tl::load_shared_{bits}": Intrinsic(K.READ, smem=0, access="read", per_thread=True)
+       for bits in (32, 64, 128)},
+    **{f"tl::store_shared_{bits}": Intrinsic(K.WRITE, smem=0, access="write", per_thread=True)
+       for bits in (32, 64, 128)},
+    # atomics (CUDA's and tl_templates/cuda/atomic.h): a write for ordering purposes, except that
+    # two atomics never race with each other; on a pointer outside shared memory they are global
+    **{name: Intrinsic(K.WRITE, smem=0, access="atomic", per_thread=True) for name in (
+        "atomicAdd", "atomicSub", "atomicExch", "atomicMin", "atomicMax", "atomicInc", "atomicDec",
+        "atomicCAS", "atomicAnd", "atomicOr", "atomicXor", "atomicAdd_block", "atomicMax_block",
+        "atomicMin_block", "tl::AtomicAdd", "tl::AtomicAddRet", "tl::AtomicMax", "tl::AtomicMaxRet",
+        "tl::AtomicMin", "tl::AtomicMinRet", "tl::AtomicOr", "tl::AtomicStore", "tl::AtomicLoad",
+        "tl::AtomicAddx2Scalar", "tl::AtomicAddx2ScalarRet", "tl::AtomicAddx4Scalar",
+        "tl::AtomicAddx4ScalarRet")},
+    "tl::AtomicAddx2": Intrinsic(K.WRITE, smem=0, access="atomic", per_thread=True, elems=2),
+    "tl::AtomicAddx4": Intrinsic(K.WRITE, smem=0, access="atomic", per_thread=True, elems=4),
     "tl::st_bulk_shared": Intrinsic(K.WRITE, smem=0, access="write"),
     "tl::tcgen05_sf_warp_transpose": Intrinsic(K.WRITE, smem=0, access="write"),
     # shared-memory reads/writes through PTX wrappers

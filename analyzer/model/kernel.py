@@ -15,17 +15,51 @@ from typing import TYPE_CHECKING
 
 from ..cuda import ast as A
 from ..cuda.linemap import LineMap, Origin
-from .evaluate import evaluate
+from .evaluate import evaluate, interval
 from .index import KernelIndex
 from .intrinsics import SYNC_KINDS, K
 from .shared import MBarrierArray, SharedBuffer, SharedLayout
-from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, is_runtime_bound, pipeline_period
+from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, is_runtime_bound, loop_bounds, pipeline_period
 
 if TYPE_CHECKING:
     from .cpasync import CpAsyncAnalysis
     from .mbarrier import MBarrierAnalysis
+    from .races import CrossRoleRaces
 
 MAX_THREADS = 1024    # CUDA's limit of threads per block
+
+
+_INDEX_RANGES = {f"{b}.{d}": (0, 2**31 - 1) for b in ("blockIdx", "threadIdx") for d in "xyz"}
+
+
+def _pointer_base(expr: A.Expr) -> str | None:
+    """`C` of `C[i]`, `*(float4*)(C + i)`, `&(C[i])` (casts and address-of stripped)."""
+    while True:
+        if isinstance(expr, A.Cast):
+            expr = expr.operand
+        elif isinstance(expr, A.Unary) and expr.op in ("&", "*"):
+            expr = expr.operand
+        elif isinstance(expr, A.Index):
+            expr = expr.base
+        elif isinstance(expr, A.Binary) and expr.op in ("+", "-"):
+            expr = expr.left
+        else:
+            break
+    return expr.ident if isinstance(expr, A.Name) and not expr.scope else None
+
+
+def _at_least_once(loop: A.For) -> bool:
+    """Whether a counted loop's trip count is at least 1 for every block and thread: the bound
+    minus the start, evaluated over the index ranges, is positive (unknown: False)."""
+    bounds = loop_bounds(loop)
+    if bounds is None:
+        return False
+    _, start, end, inclusive = bounds
+    lo_end = interval(end, {}, _INDEX_RANGES)
+    hi_start = interval(start, {}, _INDEX_RANGES)
+    if lo_end is None or hi_start is None:
+        return False
+    return lo_end[0] - hi_start[1] + (1 if inclusive else 0) >= 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +84,16 @@ class KernelModel:
         self.lines = lines
         self.implausible: list[tuple[A.Node, str]] = []   # input values analysed in a bounded way
         self.threads = self._threads()
+        # kernel parameters: the same value in every thread (pointers to global memory, sizes)
+        self.params = frozenset(p.name for p in func.params if p.name)
         self.index = index or KernelIndex(func.body, registry)
         self.layout = SharedLayout(self.index.declarations)
+        # variables declared in the body that may hold a different value in every thread
+        # (registers), as opposed to loop counters, which every thread steps alike
+        counters = {b[0] for loop in self.index.fors for b in [loop_bounds(loop)] if b}
+        self.registers = frozenset(
+            d.name for decl in self.index.declarations if not decl.has("__shared__")
+            for d in decl.declarators) - counters - set(self.layout.buffers)
         self.runtime_loops = [loop for loop in self.index.fors
                               if is_runtime_bound(loop) and self.index.of(loop.body) & SYNC_KINDS]
         self.period = pipeline_period(self.index)      # of the slot/parity arithmetic
@@ -84,6 +126,15 @@ class KernelModel:
         small = range(0, min(period, 16) + 3)
         steady = range(2 * period, 3 * period) if period <= 16 else range(2 * period, 2 * period + 1)
         return sorted(set(small) | set(steady))
+
+    def feasible_trips(self) -> list[int]:
+        """The trip scenarios the kernel's own bounds allow: zero iterations is ruled out when some
+        run-time-bound loop provably runs at least once (`k < blockIdx.x + 1`: block indices are
+        never negative), since all of them take the scenario's count."""
+        trips = self.trip_scenarios()
+        if trips and trips[0] == 0 and any(_at_least_once(loop) for loop in self.runtime_loops):
+            trips = trips[1:]
+        return trips
 
     def with_trip(self, trip: int) -> KernelModel:
         """The same kernel simulated with its run-time-bound loops running `trip` times."""
@@ -171,6 +222,34 @@ class KernelModel:
             return buf.space, buf.offset + ev.extent[0], buf.offset + ev.extent[1]
         end = buf.offset + buf.size if buf.size is not None else 1 << 40
         return buf.space, buf.offset, end
+
+    def global_written_and_read(self) -> str | None:
+        """A pointer parameter the kernel both stores to (or updates atomically) and loads from:
+        threads of one block may hand data to each other through it, which the model does not
+        follow (the first such name, or None).  A name used more often than as the base of its
+        stores is read somewhere (a load, a copy source, an argument)."""
+        if self.func.body is None:
+            return None
+        uses: dict[str, int] = {}
+        stores: dict[str, int] = {}
+        for node in self.func.body.walk():
+            if isinstance(node, A.Name) and not node.scope and node.ident in self.params:
+                uses[node.ident] = uses.get(node.ident, 0) + 1
+            target = None
+            if isinstance(node, A.Assign):
+                target = node.target
+            elif isinstance(node, A.Call) and node.name.lower().startswith(("atomic", "tl::atomic")) and node.args:
+                target = node.args[0]
+            base = _pointer_base(target) if target is not None else None
+            if base in self.params:
+                stores[base] = stores.get(base, 0) + 1
+        both = sorted(n for n, k in stores.items() if uses.get(n, 0) > k)
+        return both[0] if both else None
+
+    def shift(self, a: Event, b: Event) -> int:
+        """Where `b`'s buffer starts relative to `a`'s (aliases of one allocation; 0 for one buffer)."""
+        ba, bb = self.buffers.get(a.buffer or ""), self.buffers.get(b.buffer or "")
+        return bb.offset - ba.offset if ba is not None and bb is not None else 0
 
     def extent(self, name: str) -> tuple[str, int, int | None]:
         """(space, start, end) a buffer really occupies: all its versions, not just the gap
@@ -265,6 +344,12 @@ class KernelModel:
         from .cpasync import CpAsyncAnalysis
 
         return CpAsyncAnalysis(self)
+
+    @functools.cached_property
+    def races(self) -> CrossRoleRaces:
+        from .races import CrossRoleRaces
+
+        return CrossRoleRaces(self)
 
     @functools.cached_property
     def mbarrier(self) -> MBarrierAnalysis:

@@ -218,10 +218,27 @@ class MBarrierAnalysis:
             elif ev.kind == K.TMA_LOAD:
                 loads.setdefault(key, []).append(ev)
         issues = []
+        for (it, bar), got_evs in loads.items():
+            if (it, bar) not in expected and not self._expects_somewhere(bar):
+                # TMA loads signal a barrier nobody announces bytes on: each load's complete_tx
+                # drives the phase's transaction count negative, and the phase can complete
+                # before the data lands (or the count underflows)
+                issues.append(ProtocolIssue(I.TX_BYTES, got_evs[0], {"barrier": bar, "missing": True},
+                                            tuple((e, "load") for e in got_evs[:3])))
+        seen_unknown: set = set()
         for (it, bar), evs in expected.items():
             got_evs = loads.get((it, bar), [])
             sizes = [self.tma_bytes.get(id(e)) for e in got_evs]
-            if not got_evs or any(s is None for s in sizes) or any(e.value is None for e in evs):
+            if got_evs and (any(s is None for s in sizes) or any(e.value is None for e in evs)):
+                if bar not in seen_unknown:
+                    seen_unknown.add(bar)
+                    issues.append(ProtocolIssue(I.TX_BYTES, evs[0], {
+                        "barrier": bar, "unknown": True,
+                        "announced": sum((e.value or 0) * e.mult for e in evs) if all(
+                            e.value is not None for e in evs) else None},
+                        tuple((e, "load") for e, s in zip(got_evs, sizes) if s is None)[:3]))
+                continue
+            if not got_evs:
                 continue
             want = sum((e.value or 0) * e.mult for e in evs)
             got = sum((s or 0) * e.mult for s, e in zip(sizes, got_evs))
@@ -230,6 +247,9 @@ class MBarrierAnalysis:
                     I.TX_BYTES, evs[0], {"barrier": bar, "announced": want, "loaded": got},
                     tuple((e, f"load:{s}") for s, e in zip(sizes, got_evs))[:5]))
         return issues
+
+    def _expects_somewhere(self, bar: Barrier) -> bool:
+        return any(ev.kind in EXPECT_KINDS and ev.barrier == bar for ev in self.model.trace.all_events())
 
     def _init_fence(self) -> list[ProtocolIssue]:
         events = self.model.trace.events[0] if self.model.trace.events else []

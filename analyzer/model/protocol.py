@@ -74,6 +74,22 @@ class Generation:
     readers: list[Reader] = field(default_factory=list)
 
 
+class AccessRecorder:
+    """What a simulation tells about plain accesses as it interleaves the roles (`model.races`)."""
+
+    def access(self, r: int, ev: Event) -> None:
+        """Role `r` performs the memory access `ev` now."""
+
+    def passed(self, r: int, ev: Event, group: dict) -> None:
+        """Role `r` passed the block or named barrier `ev` (instance `group`)."""
+
+
+def vc_max(into: list[int], other: list[int]) -> None:
+    for i, v in enumerate(other):
+        if into[i] < v:
+            into[i] = v
+
+
 def merge(into: Frontier, other: Frontier) -> None:
     for bar, phase in other.items():
         if into.get(bar, -1) < phase:
@@ -100,6 +116,12 @@ class ProtocolSim:
         self.members: dict[int, set[int]] = {}           # instance -> roles that passed it
         self.ranges: dict[tuple, Generation] = {}
         self.issues: list[ProtocolIssue] = []
+        # Vector clocks (one component per role) for ordering plain accesses across roles:
+        # a role ticks its own component after each synchronisation it takes part in.
+        self.vc: list[list[int]] = [[1 if q == r else 0 for q in range(n)] for r in range(n)]
+        self.handed_vc: dict[tuple[Barrier, int], list[int]] = {}
+        self.disabled: frozenset[int] = frozenset()      # barrier nodes treated as absent
+        self.recorder: AccessRecorder | None = None
 
     # ------------------------------------------------------------------ driver
     def run(self) -> list[ProtocolIssue]:
@@ -166,6 +188,8 @@ class ProtocolSim:
                     reader.release((b, phase))
         handed = self.handed.setdefault((b, phase), {})
         merge(handed, self.known[r])
+        vc_max(self.handed_vc.setdefault((b, phase), [0] * len(self.vc)), self.vc[r])
+        self.vc[r][r] += 1
         if ev.kind == K.MBAR_ARRIVE_EXPECT_TX:
             st.tx += (ev.value or 0) * ev.mult
         st.arrivals += ev.mult
@@ -200,10 +224,13 @@ class ProtocolSim:
             handed = self.handed.get((b, p))
             if handed:
                 merge(known, handed)
+            hvc = self.handed_vc.get((b, p))
+            if hvc:
+                vc_max(self.vc[r], hvc)
 
     # ------------------------------------------------------------------ block and named barriers
     def rendezvous(self, r: int, key: object, threads: int, needed: int | None,
-                   blocking: bool = True) -> bool:
+                   blocking: bool = True, ev: Event | None = None) -> bool:
         """A barrier that completes once `needed` threads have arrived (None: every role).
 
         `__syncthreads` waits for every role; `bar.sync id, n` for any `n` threads,
@@ -219,6 +246,8 @@ class ProtocolSim:
             group["roles"].append(r)
             group["threads"] += threads
             merge(group["known"], self.known[r])
+            vc_max(group.setdefault("vc", [0] * len(self.vc)), self.vc[r])
+            self.vc[r][r] += 1
             for gen in self.ranges.values():
                 for reader in gen.readers:
                     if reader.role == r:
@@ -237,17 +266,24 @@ class ProtocolSim:
             return False
         del self.at_barrier[r]
         merge(self.known[r], group["known"])
+        vc_max(self.vc[r], group["vc"])
         self.members.setdefault(group["n"], set()).update(group["roles"])
+        if self.recorder is not None and ev is not None:
+            self.recorder.passed(r, ev, group)
         return True
 
     def on_sync(self, r: int, ev: Event) -> bool:
-        return self.rendezvous(r, "block", ev.mult, None)
+        if id(ev.node) in self.disabled:
+            return True
+        return self.rendezvous(r, "block", ev.mult, None, ev=ev)
 
     def on_named_sync(self, r: int, ev: Event) -> bool:
-        return self.rendezvous(r, ev.barrier, ev.mult, ev.value or None)
+        if id(ev.node) in self.disabled:
+            return True
+        return self.rendezvous(r, ev.barrier, ev.mult, ev.value or None, ev=ev)
 
     def on_named_arrive(self, r: int, ev: Event) -> bool:
-        return self.rendezvous(r, ev.barrier, ev.mult, ev.value or None, blocking=False)
+        return self.rendezvous(r, ev.barrier, ev.mult, ev.value or None, blocking=False, ev=ev)
 
     def released(self, r: int, release: tuple) -> bool:
         """Whether role `r` is ordered after one release of a read."""
@@ -273,6 +309,8 @@ class ProtocolSim:
         return True
 
     def on_access(self, r: int, ev: Event) -> bool:
+        if self.recorder is not None:
+            self.recorder.access(r, ev)
         if ev.possible:
             return True
         if ev.access in ("write", "async"):

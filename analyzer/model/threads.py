@@ -24,13 +24,14 @@ and one common byte.
 """
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ..cuda import ast as A
-from .evaluate import interval
+from .evaluate import builtin_name, interval, thread_index_call
 
 ThreadSet = int          # bit t set: thread t of the block
 WARP = 32
@@ -117,6 +118,9 @@ class LaneRecipe:
     points: tuple[tuple[str, int], ...]
     ranges: tuple[tuple[str, tuple[int, int]], ...]
     threads: ThreadSet
+    guards: tuple[tuple[A.Expr, bool], ...] = ()    # conditions (and branch) around the access
+    collective: bool = False     # a warp-collective instruction (ldmatrix/stmatrix): each lane names
+                                 # a row the whole warp moves, so data crosses the warp's lanes
 
 
 Footprint = dict[int, frozenset[int]]      # thread -> element offsets (bytes) it starts at
@@ -125,10 +129,18 @@ _CACHE: dict[tuple, Footprint | None] = {}
 _KEEP: list[object] = []          # keeps cached index nodes alive, so their ids stay unique
 
 
+def _key(recipe: LaneRecipe) -> tuple:
+    return (id(recipe.index), recipe.elem, recipe.width, recipe.points, recipe.ranges, recipe.threads,
+            tuple((id(g), p) for g, p in recipe.guards))
+
+
+_CROSS: dict[tuple, bool | None] = {}
+
+
 def footprint(recipe: LaneRecipe, evaluator) -> Footprint | None:
     """Byte offsets at which each thread's `width`-byte accesses start, every combination of the
     once-walked loop variables enumerated (None: an index is unknown, or too costly)."""
-    key = (id(recipe.index), recipe.elem, recipe.width, recipe.points, recipe.ranges, recipe.threads)
+    key = _key(recipe)
     if key in _CACHE:
         return _CACHE[key]
     names = [n for n, _ in recipe.ranges]
@@ -143,6 +155,8 @@ def footprint(recipe: LaneRecipe, evaluator) -> Footprint | None:
             starts = set()
             for combo in itertools.product(*axes):
                 env.update(zip(names, combo))
+                if not _runs(recipe.guards, env, evaluator):
+                    continue
                 v = evaluator(recipe.index, env)
                 if v is None:
                     out = None
@@ -159,6 +173,16 @@ def footprint(recipe: LaneRecipe, evaluator) -> Footprint | None:
     return out
 
 
+def _runs(guards: tuple[tuple[A.Expr, bool], ...], env: dict, evaluator) -> bool:
+    """Whether a (thread, loop point) runs the access: every guard takes its branch (a guard
+    that cannot be evaluated is taken to run it)."""
+    for cond, polarity in guards:
+        value = evaluator(cond, env)
+        if value is not None and bool(value) != polarity:
+            return False
+    return True
+
+
 def _hulls(recipe: LaneRecipe) -> dict[int, tuple[int, int]] | None:
     """Each thread's bytes as an interval (a sound over-approximation of its footprint)."""
     env: dict[str, int] = dict(recipe.points)
@@ -173,19 +197,31 @@ def _hulls(recipe: LaneRecipe) -> dict[int, tuple[int, int]] | None:
     return out
 
 
-def cross_thread(a: LaneRecipe, b: LaneRecipe, evaluator) -> bool | None:
-    """Whether some byte is touched by one thread in `a` and by a *different* thread in `b`.
+def cross_thread(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int = 0) -> bool | None:
+    """Whether some byte is touched by one thread in `a` and by a *different* thread in `b`;
+    `shift` is where `b`'s buffer starts relative to `a`'s (two aliases of one allocation).
 
     Exact on enumerated footprints; where they cannot be enumerated, interval hulls can still
     prove that no two different threads meet (False); otherwise None (undecided).
     """
+    key = (_key(a), _key(b), shift)
+    if key in _CROSS:
+        return _CROSS[key]
     fa, fb = footprint(a, evaluator), footprint(b, evaluator)
+    found: bool | None
     if fa is not None and fb is not None:
-        return _cross_exact(fa, a.width, fb, b.width)
-    ha, hb = _hulls(a), _hulls(b)
-    if ha is None or hb is None:
-        return None
-    return None if _cross_hulls(ha, hb) else False
+        if shift:
+            fb = {t: frozenset(x + shift for x in starts) for t, starts in fb.items()}
+        found = _cross_exact(fa, a.width, fb, b.width)
+    else:
+        ha, hb = _hulls(a), _hulls(b)
+        if hb is not None and shift:
+            hb = {t: (lo + shift, hi + shift) for t, (lo, hi) in hb.items()}
+        found = None if ha is None or hb is None or _cross_hulls(ha, hb) else False
+    if len(_CROSS) > 16384:
+        _CROSS.clear()
+    _CROSS[key] = found        # the nodes behind the ids are kept alive by `_KEEP` (footprint)
+    return found
 
 
 def _cross_exact(fa: Footprint, wa: int, fb: Footprint, wb: int) -> bool:
@@ -219,8 +255,6 @@ def _cross_hulls(ha: dict[int, tuple[int, int]], hb: dict[int, tuple[int, int]])
     for t in order:
         furthest = max(furthest, ha[t][1])
         reach.append(furthest)
-    import bisect
-
     for u, (lo, hi) in hb.items():
         j = bisect.bisect_left(starts, hi) - 1
         while j >= 0 and reach[j] > lo:
@@ -229,3 +263,124 @@ def _cross_hulls(ha: dict[int, tuple[int, int]], hb: dict[int, tuple[int, int]])
                 return True
             j -= 1
     return False
+
+
+def collisions(recipe: LaneRecipe, evaluator, limit: int = 8) -> list[tuple[dict, dict]] | None:
+    """Points (environments: thread and loop variables) at which two *different* threads of one
+    access touch a common byte, at most `limit` of them (None: cannot be enumerated).  Empty
+    when every byte of the access belongs to one thread: a store no other thread repeats."""
+    names = [n for n, _ in recipe.ranges]
+    axes = [range(lo, hi + 1) for _, (lo, hi) in recipe.ranges]
+    if math.prod(len(a) for a in axes) * count(recipe.threads) > MAX_POINTS:
+        return None
+    owner: dict[int, tuple[int, dict]] = {}
+    found: list[tuple[dict, dict]] = []
+    env: dict[str, int] = dict(recipe.points)
+    g = recipe.width
+    for t in members(recipe.threads):
+        env["threadIdx.x"] = t
+        for combo in itertools.product(*axes):
+            env.update(zip(names, combo))
+            if not _runs(recipe.guards, env, evaluator):
+                continue
+            v = evaluator(recipe.index, env)
+            if v is None:
+                return None
+            start = v * recipe.elem
+            for q in range(start, start + recipe.width, g) if start % g == 0 else [start]:
+                prev = owner.get(q)
+                if prev is None:
+                    owner[q] = (t, dict(env))
+                elif prev[0] != t:
+                    found.append((prev[1], dict(env)))
+                    if len(found) >= limit:
+                        return found
+    return found
+
+
+def collisions_between(a: LaneRecipe, b: LaneRecipe, evaluator, limit: int = 8,
+                       shift: int = 0) -> list[tuple[dict, dict]] | None:
+    """Points at which a thread of `a` and a different thread of `b` touch a common byte (`b`'s
+    buffer starting `shift` bytes after `a`'s)."""
+    owners: dict[int, tuple[int, dict]] = {}
+    for t, env in _points(a, evaluator) or ():
+        v = evaluator(a.index, env)
+        if v is None:
+            return None
+        for q in range(v * a.elem, v * a.elem + a.width):
+            owners.setdefault(q, (t, env))
+    found: list[tuple[dict, dict]] = []
+    points = _points(b, evaluator)
+    if points is None:
+        return None
+    for u, env in points:
+        v = evaluator(b.index, env)
+        if v is None:
+            return None
+        for q in range(v * b.elem + shift, v * b.elem + b.width + shift):
+            hit = owners.get(q)
+            if hit is not None and hit[0] != u:
+                found.append((hit[1], env))
+                if len(found) >= limit:
+                    return found
+                break
+    return found
+
+
+def _points(recipe: LaneRecipe, evaluator) -> list[tuple[int, dict]] | None:
+    names = [n for n, _ in recipe.ranges]
+    axes = [range(lo, hi + 1) for _, (lo, hi) in recipe.ranges]
+    if math.prod(len(x) for x in axes) * count(recipe.threads) > MAX_POINTS:
+        return None
+    out = []
+    for t in members(recipe.threads):
+        for combo in itertools.product(*axes):
+            env = dict(recipe.points)
+            env["threadIdx.x"] = t
+            env.update(zip(names, combo))
+            if _runs(recipe.guards, env, evaluator):
+                out.append((t, env))
+    return out
+
+
+# ---------------------------------------------------------------- replicated stores
+def stored_value(node: A.Node) -> A.Expr | None:
+    """The value a store writes: `x` of `s[i] = x`, argument 1 of `tl::store_shared_*(p, x)`."""
+    if isinstance(node, A.Assign) and node.op == "=":
+        return node.value
+    if isinstance(node, A.Call) and len(node.args) > 1:
+        return node.args[1]
+    return None
+
+
+def same_value(value: A.Expr | None, a: dict, b: dict, evaluator, registers: frozenset[str]) -> bool | None:
+    """Whether one store writes the same value at two of its points (True / False / None: cannot
+    say).  The points differ only in the thread and the once-walked loop variables.
+
+    Equal when the value evaluates to the same integer at both, or when it reads no thread
+    index, no per-thread register and no variable that differs between the points (kernel
+    parameters, global memory through them, constants and the unrolled loops' variables are
+    the same for every thread); different when it evaluates to different integers."""
+    if value is None:
+        return None
+    va, vb = evaluator(value, a), evaluator(value, b)
+    if va is not None and vb is not None:
+        return va == vb
+    for n in value.walk():
+        if isinstance(n, A.Call) and not pure_call(n):
+            return None
+        if isinstance(n, A.Name) and not n.scope and (n.ident in registers or a.get(n.ident) != b.get(n.ident)):
+            return None
+        if (isinstance(n, (A.Member, A.Cast)) and builtin_name(n) == "threadIdx.x") or (
+                isinstance(n, A.Call) and thread_index_call(n) is not None):
+            return None
+    return True
+
+
+def pure_call(call: A.Call) -> bool:
+    """Conversions and math that compute a value from their arguments alone."""
+    name = call.name
+    return name.startswith(("__float2", "__half2", "__bfloat162", "__int2", "__uint2", "__pack", "__")) \
+        or name in ("max", "min", "fmaxf", "fminf", "expf", "exp2f", "sqrtf", "rsqrtf", "abs", "fabsf")
+
+

@@ -12,6 +12,7 @@ pipeline analysis.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections.abc import Iterator
@@ -36,6 +37,7 @@ from .shared import SharedLayout, SmemRef
 from .threads import LaneRecipe, ThreadSet, count, elect_extent, elected, lowest, members, span
 
 MAX_EVENTS = 200_000   # per role; a bigger kernel is analysed up to here
+MAX_GUARD_POINTS = 1 << 16   # thread x loop-point evaluations of one guard
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,8 @@ class Event:
       `mult` is its size, except for warp-level issue (tcgen05.commit: one per warp).
     * `unknown_footprint`: a per-thread access whose index could not be evaluated, so the
       bytes it touches are unknown (a hazard through it is undecided, never an error).
+    * `uncertain`: under a condition on data (`if (hist[tid] < k)`), so which of `threads`
+      really execute it is unknown (a hazard between threads through it is undecided).
     """
 
     kind: EventKind
@@ -108,6 +112,7 @@ class Event:
     lanes: LaneRecipe | None = field(default=None, compare=False)   # per-thread footprints
     threads: ThreadSet = field(default=0, compare=False)   # the block's threads that execute it
     unknown_footprint: bool = False       # a per-thread access whose index could not be evaluated
+    uncertain: bool = False               # under a condition on data: its threads are a guess
 
     @property
     def where(self) -> str:
@@ -205,6 +210,11 @@ def _loop_header(loop: A.For, runtime_trip: int | None = None) -> tuple[str, int
     if runtime_trip is None:
         return None
     return var, start if start is not None else 0, runtime_trip
+
+
+def loop_bounds(loop: A.For) -> tuple[str, A.Expr, A.Expr, bool] | None:
+    """(var, start, end, inclusive) of a counted loop (public form of `_loop_bounds`)."""
+    return _loop_bounds(loop)
 
 
 def is_runtime_bound(loop: A.For) -> bool:
@@ -375,30 +385,44 @@ class TraceBuilder:
         self._reads[id(e)] = found
         return found
 
-    def thread_mask(self, cond: A.Expr, env: dict, active: ThreadSet) -> ThreadSet | None:
-        """The threads of `active` for which `cond` holds (None: undecidable for some thread).
+    def thread_masks(self, cond: A.Expr, env: dict, active: ThreadSet,
+                     loop_vars: dict[str, tuple[int, int]]) -> tuple[ThreadSet, ThreadSet] | None:
+        """(threads of `active` for which `cond` holds for some value of `loop_vars`, those for
+        which it fails for some value), or None when it cannot be evaluated for some thread.
 
-        Evaluated for every thread, once per condition, thread set and values of the other
-        names it reads (a guard inside an unrolled loop is re-evaluated only when they change).
+        Evaluated for every thread (and every combination of the once-walked loop variables
+        it reads), once per condition, thread set and values of the other names it reads (a
+        guard inside an unrolled loop is re-evaluated only when they change).
         """
-        names = tuple(n for n in _names_of(cond) if n != "threadIdx.x")
-        key = (id(cond), active, tuple(env.get(n) for n in names))
+        names = tuple(n for n in _names_of(cond) if n != "threadIdx.x" and n not in loop_vars)
+        key = (id(cond), active, tuple(env.get(n) for n in names), tuple(sorted(loop_vars.items())))
         memo = self._masks
         if key in memo:
             return memo[key]
         local = dict(env)
-        taken = 0
-        found: ThreadSet | None = 0
+        axes = [range(lo, hi + 1) for lo, hi in loop_vars.values()]
+        if math.prod(len(a) for a in axes) * active.bit_count() > MAX_GUARD_POINTS:
+            memo[key] = None
+            return None
+        taken = skipped = 0
+        found: tuple[ThreadSet, ThreadSet] | None = None
+        ok = True
         for t in members(active):
             local["threadIdx.x"] = t
-            value = self.eval(cond, local)
-            if value is None:
-                found = None
+            for combo in itertools.product(*axes):
+                local.update(zip(loop_vars, combo))
+                value = self.eval(cond, local)
+                if value is None:
+                    ok = False
+                    break
+                if value:
+                    taken |= 1 << t
+                else:
+                    skipped |= 1 << t
+            if not ok:
                 break
-            if value:
-                taken |= 1 << t
-        if found is not None:
-            found = taken
+        if ok:
+            found = (taken, skipped)
         memo[key] = found
         return found
 
@@ -446,6 +470,11 @@ class _RoleWalker:
         # of this role are executed by `active & role_mask`.
         self.role_mask: ThreadSet = span(role.lo, role.hi)
         self.active: ThreadSet = span(0, builder.threads)
+        # Conditions on the thread index or on once-walked loop variables around the statement
+        # (each with the branch taken): they select which (thread, iteration) points run it,
+        # so footprints are enumerated over those points only.
+        self.guards: list[tuple[A.Expr, bool]] = []
+        self.uncertain = 0        # > 0: under a condition on data (which threads run it is unknown)
         self.loop_stack: list[tuple[str, int]] = []
         # Value ranges for footprints: every thread of the role, and the variables
         # of loops walked once for all their iterations.
@@ -540,16 +569,25 @@ class _RoleWalker:
             if s.other is not None:
                 self.branch(s.other, self.active & ~chosen, env, it, guarded)
             return
-        if self.b.kinds.mentions(cond, "threadIdx.x"):
-            taken = self.b.thread_mask(cond, env, self.active)
-            if taken is None:          # undecidable per thread: both branches, by some threads
-                self.stmt(s.then, env, mult, it, True)
+        kinds = self.b.kinds
+        loop_vars = {n: r for n, r in self.ranges.items() if n != "threadIdx.x" and kinds.mentions(cond, n)}
+        if loop_vars or kinds.mentions(cond, "threadIdx.x"):
+            masks = self.b.thread_masks(cond, env, self.active, loop_vars)
+            if masks is None:          # undecidable per thread (reads memory): some threads, unknown
+                self.uncertain += 1
+                self.guarded_walk(s.then, cond, True, env, mult, it)
                 if s.other is not None:
-                    self.stmt(s.other, env, mult, it, True)
+                    self.guarded_walk(s.other, cond, False, env, mult, it)
+                self.uncertain -= 1
                 return
+            taken, skipped = masks
+            self.guards.append((cond, True))
             self.branch(s.then, taken, env, it, guarded)
+            self.guards.pop()
             if s.other is not None:
-                self.branch(s.other, self.active & ~taken, env, it, guarded)
+                self.guards.append((cond, False))
+                self.branch(s.other, skipped, env, it, guarded)
+                self.guards.pop()
             return
         value = self.b.eval(cond, env)
         if value is not None:
@@ -557,9 +595,18 @@ class _RoleWalker:
             if branch is not None:
                 self.stmt(branch, env, mult, it, guarded)
             return
+        # a condition on data: which threads take which branch is unknown
+        self.uncertain += 1
         self.stmt(s.then, env, mult, it, guarded)
         if s.other is not None:
             self.stmt(s.other, env, mult, it, guarded)
+        self.uncertain -= 1
+
+    def guarded_walk(self, body: A.Node, cond: A.Expr, polarity: bool, env: dict, mult: int,
+                     it: tuple) -> None:
+        self.guards.append((cond, polarity))
+        self.stmt(body, env, mult, it, True)
+        self.guards.pop()
 
     def branch(self, body: A.Node, threads: ThreadSet, env: dict, it: tuple, guarded: bool) -> None:
         """Walk `body` as executed by `threads` (block-level): this role's part of them runs it.
@@ -666,18 +713,21 @@ class _RoleWalker:
             self.extent(ref.index, ref.elem_bytes, width, env)   # TMA boxes: unknown
         recipe = None
         per_thread = (lanes or kind == K.CP_ASYNC) and not possible and ref.index is not None
+        collective = kind == K.SMEM and not per_thread and not possible and ref.index is not None
         unknown = per_thread and extent is None
-        if per_thread and extent is not None:
-            names = _names_of(ref.index)
+        if (per_thread or collective) and extent is not None:
+            guards = tuple(self.guards)
+            names = sorted(set(_names_of(ref.index)).union(*(_names_of(g) for g, _ in guards)))
             recipe = LaneRecipe(ref.index, ref.elem_bytes, width,
                                 tuple((n, env[n]) for n in names if n in env and n not in self.ranges
                                       and n != "threadIdx.x"),
                                 tuple((n, self.ranges[n]) for n in names if n in self.ranges
                                       and n != "threadIdx.x"),
-                                self.mask)
+                                self.mask, guards, collective)
         self.events.append(Event(kind, node, self.index, mult, it, access, ref.buffer, offset,
                                  site, guarded=guarded, possible=possible, extent=extent, lanes=recipe,
-                                 threads=self.mask, unknown_footprint=unknown, **extra))
+                                 threads=self.mask, unknown_footprint=unknown,
+                                 uncertain=self.uncertain > 0, **extra))
 
     def extent(self, index: A.Expr | None, elem: int, width: int, env: dict) -> tuple[int, int] | None:
         """Bytes [lo, hi) the access touches over all threads of the role and once-walked loops."""
@@ -831,8 +881,11 @@ class _RoleWalker:
         ref = self.b.layout.ref(c.node.args[intr.smem])
         if ref is not None:
             event_kind = intr.kind if intr.kind in (K.CP_ASYNC, K.TMA_STORE) else K.SMEM
+            width = intr.elems * ref.elem_bytes if intr.access == "atomic" else _access_width(c.node, intr)
             self.emit_access(ref, intr.access, c.node, c.env, c.mult, c.it, c.guarded, kind=event_kind,
-                             width=_access_width(c.node, intr))
+                             width=width, lanes=intr.per_thread)
+            for arg in c.node.args[intr.smem + 1:]:
+                self.reads_in(arg, c.env, c.mult, c.it, c.guarded)
         elif intr.kind == K.CP_ASYNC:
             self.event(c, K.CP_ASYNC)
 
@@ -913,6 +966,9 @@ def _access_width(call: A.Call, intr: Intrinsic) -> int | None:
     if intr.kind == K.CP_ASYNC and call.template_args:
         return evaluate_text(call.template_args[0])
     if intr.kind in (K.READ, K.WRITE):
+        bits = call.name.rsplit("_", 1)[-1]
+        if call.name.startswith(("tl::load_shared_", "tl::store_shared_")) and bits.isdigit():
+            return int(bits) // 8
         return 16
     return None
 

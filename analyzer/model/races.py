@@ -1,0 +1,201 @@
+"""Races between roles: plain shared-memory accesses that no synchronisation orders.
+
+The cp.async simulation (`model.cpasync`) walks one role at a time: it sees a
+thread race with another thread of the *same* role.  A store by threads 0-31
+(`if (threadIdx.x < 32)`) read by every thread after a barrier, a warp group
+that syncs only itself (`bar.sync 1, 128`) and then reads what all 256 threads
+wrote: those orderings run between roles.  Here the roles are interleaved by
+the protocol simulation (`model.protocol`), which matches block barriers, named
+barriers by id and thread count, and mbarrier phases, and keeps a vector clock
+per role.  An access of role r conflicts with an earlier access of role s != r
+(different threads by construction) when they touch a common byte, one of them
+writes (two atomics never race), and r's clock has not caught up with s's clock
+at that access: no barrier both took part in, and no mbarrier phase handed from
+s to r, lies between them.
+
+TMA writes are the mbarrier protocol's business and are not recorded here;
+cp.async writes count at their issue, ordered by the barriers that follow it.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .cpasync import Hazard
+from .intrinsics import HazardKind as H
+from .intrinsics import K
+from .protocol import AccessRecorder, ProtocolSim
+from .threads import collisions_between, cross_thread, same_value, stored_value
+from .trace import Event
+
+if TYPE_CHECKING:
+    from .kernel import KernelModel
+
+MAX_RECORDS = 4096      # accesses kept per space; older ones ordered for everyone are dropped
+
+
+@dataclass(slots=True)
+class _Access:
+    event: Event
+    role: int
+    epoch: int          # the role's own clock at the access
+    write: bool
+    start: int
+    end: int
+    partial: tuple = ()  # named barriers (event, participants) the role passed before it
+
+
+class RaceRecorder(AccessRecorder):
+    """Records every plain access to a buffer more than one role touches; reports conflicts."""
+
+    def __init__(self, sim: ProtocolSim, buffers: frozenset[str]) -> None:
+        self.sim = sim
+        self.model = sim.model
+        self.buffers = buffers
+        self.records: dict[str, list[_Access]] = {}
+        self.hazards: dict[tuple, Hazard] = {}
+        self.partials: dict[int, list[tuple[Event, frozenset[int]]]] = {}
+
+    def passed(self, r: int, ev: Event, group: dict) -> None:
+        if ev.kind == K.NAMED_SYNC:
+            self.partials.setdefault(r, []).append((ev, frozenset(group["roles"])))
+
+    def access(self, r: int, ev: Event) -> None:
+        if ev.buffer not in self.buffers or ev.kind not in (K.SMEM, K.CP_ASYNC):
+            return
+        rng = self.model.byte_range(ev, precise=True)
+        if rng is None:
+            return
+        space, start, end = rng
+        write = ev.access in ("write", "async", "atomic") or ev.kind == K.CP_ASYNC
+        vc = self.sim.vc[r]
+        records = self.records.setdefault(space, [])
+        for old in records:
+            if old.role == r or old.end <= start or end <= old.start or vc[old.role] >= old.epoch:
+                continue
+            if not (write or old.write) or (ev.access == "atomic" and old.event.access == "atomic"):
+                continue
+            self.conflict(old, r, ev, write)
+        records.append(_Access(ev, r, vc[r], write, start, end, tuple(self.partials.get(r, ()))))
+        if len(records) > MAX_RECORDS:
+            self.prune(records)
+
+    def conflict(self, old: _Access, r: int, ev: Event, write: bool) -> None:
+        kind = H.WAW_PLAIN if write and old.write else (H.RAW_PLAIN if old.write else H.WAR_PLAIN)
+        if kind == H.WAW_PLAIN and old.event.node is ev.node and old.event.iteration == ev.iteration:
+            certain = self.replicated(old.event, ev)
+        else:
+            certain = self.overlap(old.event, ev)
+        if certain is False:
+            return
+        if kind == H.WAW_PLAIN and (old.event.uncertain or ev.uncertain):
+            certain = None
+        first, second = old.event, ev
+        reader_partials, writer_role = tuple(self.partials.get(r, ())), old.role
+        if kind == H.WAR_PLAIN and _position(ev) < _position(old.event):
+            # Nothing orders the two roles either way, so which one the interleaving ran first
+            # says nothing: name the race in the program's order (the store, then the load).
+            kind, first, second = H.RAW_PLAIN, ev, old.event
+            reader_partials, writer_role = old.partial, r
+        scope = None
+        if kind == H.RAW_PLAIN:
+            # a named barrier the reader passed before its load, which the writer's threads skip
+            scope = next((bar for bar, roles in reversed(reader_partials) if writer_role not in roles), None)
+        h = Hazard(kind, first, second, second.buffer or first.buffer or "", self.model.slot(second),
+                   certain=certain is True, scope=scope)
+        prev = self.hazards.get(h.key)
+        if prev is None or (h.certain and not prev.certain):
+            self.hazards[h.key] = h
+
+    def overlap(self, a: Event, b: Event) -> bool | None:
+        """Whether the two accesses (of different roles, so of different threads) share a byte."""
+        if a.unknown_footprint or b.unknown_footprint or a.possible or b.possible:
+            return None
+        if a.lanes is not None and b.lanes is not None:
+            return cross_thread(a.lanes, b.lanes, self.model.index.memo["eval"], self.model.shift(a, b))
+        return True if a.extent is not None and b.extent is not None else None
+
+    def replicated(self, a: Event, b: Event) -> bool | None:
+        """One store run by two roles onto common bytes: a race only where the colliding threads
+        store different values (`model.threads.same_value`)."""
+        if a.lanes is None or b.lanes is None or a.lanes.collective or b.lanes.collective:
+            return self.overlap(a, b)
+        evaluator = self.model.index.memo["eval"]
+        if cross_thread(a.lanes, b.lanes, evaluator, self.model.shift(a, b)) is False:
+            return False
+        memo = self.model.index.memo.setdefault("replicated-between", {})
+        key = (id(a.node), a.lanes.points, a.lanes.ranges, a.lanes.threads, b.lanes.points, b.lanes.ranges,
+               b.lanes.threads)
+        if key in memo:
+            return memo[key]
+        memo[key] = found = self._replicated(a, b, evaluator)
+        return found
+
+    def _replicated(self, a: Event, b: Event, evaluator) -> bool | None:
+        assert a.lanes is not None and b.lanes is not None
+        points = collisions_between(a.lanes, b.lanes, evaluator, shift=self.model.shift(a, b))
+        if points is None:
+            return None
+        if not points:
+            return False
+        verdicts = {same_value(stored_value(a.node), x, y, evaluator, self.model.registers) for x, y in points}
+        return True if False in verdicts else (None if None in verdicts else False)
+
+    def prune(self, records: list[_Access]) -> None:
+        vcs = self.sim.vc
+        keep = [a for a in records if any(vcs[q][a.role] < a.epoch for q in range(len(vcs)) if q != a.role)]
+        records[:] = keep[-MAX_RECORDS:]
+
+
+def _position(ev: Event) -> tuple[int, int]:
+    return ev.node.span.line, ev.node.span.column
+
+
+class CrossRoleRaces:
+    """Plain-access races between the roles of one kernel, and which block/named barrier each
+    barrier trial needs (for the redundancy claims)."""
+
+    def __init__(self, model: KernelModel) -> None:
+        self.model = model
+
+    @functools.cached_property
+    def shared_buffers(self) -> frozenset[str]:
+        """Buffers (and their aliases) that two roles access and some role writes without TMA."""
+        model = self.model
+        roles: dict[str, set[int]] = {}
+        written: set[str] = set()
+        for ev in model.trace.all_events():
+            if ev.buffer is None or ev.kind not in (K.SMEM, K.CP_ASYNC):
+                continue
+            roles.setdefault(ev.buffer, set()).add(ev.role)
+            if ev.access in ("write", "async", "atomic") or ev.kind == K.CP_ASYNC:
+                written.add(ev.buffer)
+        by_space: dict[str, set[int]] = {}
+        for name, rs in roles.items():
+            by_space.setdefault(model.buffers[name].space, set()).update(rs)
+        candidates = {n for n in roles if len(by_space[model.buffers[n].space]) > 1}
+        if not candidates & written:
+            return frozenset()
+        return frozenset(candidates)
+
+    def simulate(self, disabled: frozenset[int] = frozenset()) -> tuple[dict[tuple, Hazard], bool]:
+        """(races found, whether every role ran to its end) with the barrier nodes in `disabled`
+        treated as absent; a trial that hangs is not a removable barrier."""
+        if len(self.model.roles) < 2 or not self.shared_buffers:
+            return {}, True
+        from .mbarrier import MBarrierAnalysis
+
+        analysis = self.model.mbarrier if isinstance(self.model.mbarrier, MBarrierAnalysis) else None
+        assert analysis is not None
+        sim = ProtocolSim(analysis, tx_known=False)
+        sim.disabled = disabled
+        recorder = RaceRecorder(sim, self.shared_buffers)
+        sim.recorder = recorder
+        sim.run()
+        finished = all(pc >= len(t) for pc, t in zip(sim.pcs, sim.traces))
+        return recorder.hazards, finished
+
+    @functools.cached_property
+    def hazards(self) -> list[Hazard]:
+        return list(self.simulate()[0].values())

@@ -1,0 +1,176 @@
+"""Races on shared memory through plain accesses: every store, load and atomic, not only the pipeline's.
+
+A thread's plain store becomes visible to *other* threads only through a barrier
+that both take part in (`__syncthreads`, or a named barrier `bar.sync id, n` that
+counts both), or an mbarrier phase handed from one to the other.  The cp.async
+rules cover the pipeline's copies; these cover everything else: a flag written by
+threads 0-31 and read by all, an epilogue tile written by one warp and stored by
+another, a read-modify-write of one shared scalar by every thread.
+
+Two threads conflict only if some byte is really touched by both (exact
+per-thread byte sets, `pipelint.model.threads`); a store that several threads
+repeat with the same value (TileLang's replicated stores) is not a race.  Where
+the model cannot decide (an index it cannot evaluate, a call it does not know
+that receives a shared pointer, writers picked by a condition on data) it says
+so in one note per kernel, never an error.
+"""
+from __future__ import annotations
+
+from pipelint import hookimpl
+from pipelint.checks import make_finding, rules_by_id
+from pipelint.cuda import ast as A
+from pipelint.cuda.parser import ParsedFile
+from pipelint.findings import Finding, Rule, Severity
+from pipelint.model import KernelModel
+from pipelint.model.cpasync import Hazard
+from pipelint.model.intrinsics import HazardKind as H
+from pipelint.model.placement import point, statement_before, statement_of
+from pipelint.model.threads import describe
+
+RULES = (
+    Rule("shared-race", "SharedRace",
+         "Plain shared-memory store and load of different threads with no barrier between",
+         "One thread reads bytes another thread stored (RAW), or stores over bytes another thread "
+         "may still be reading (WAR), and no barrier that both threads take part in orders the two "
+         "accesses. The value read depends on timing.",
+         Severity.ERROR, "Put `__syncthreads()` (or a named barrier that counts both threads) between "
+         "the store and the load.", ("correctness", "race"),
+         rationale="A store to shared memory is visible to other threads only after a barrier both take part "
+                   "in. Kernels often pass flags, reductions and epilogue tiles between warps through plain "
+                   "stores; a missing or misplaced barrier there races exactly like a pipeline's."),
+    Rule("shared-write-race", "SharedWriteRace",
+         "Two threads store different values to the same shared bytes with no barrier between",
+         "Two different threads write a common byte (WAW) and nothing orders the writes, so the "
+         "final value is whichever lands last. Stores that several threads repeat with the same "
+         "value are not reported.",
+         Severity.ERROR, "Let one thread write (guard the store), or separate the writes with a barrier.",
+         ("correctness", "race"),
+         rationale="An unguarded scalar store run by every thread, or a copy-in and a fill that overlap, leaves "
+                   "shared memory in an order-dependent state."),
+    Rule("barrier-scope", "BarrierScope",
+         "A named barrier orders the access, but not the threads that made the other one",
+         "A partial barrier (`bar.sync id, n`, TileLang's `__sync_thread_partial`) lies between the two "
+         "accesses in program order, but the threads of the other access do not take part in it, so "
+         "it orders nothing between them.",
+         Severity.ERROR, "Use a barrier that both sets of threads take part in (`__syncthreads()`, or a "
+         "named barrier whose count includes them).", ("correctness", "race"),
+         rationale="A warp-group barrier orders only the threads that execute it. Data written by the whole "
+                   "block and read by one warp group after its own barrier is still racing with the others."),
+    Rule("race-undecided", "RaceUndecided",
+         "Whether some shared accesses race could not be decided",
+         "The model could not decide whether two threads meet on some shared bytes: an index it "
+         "cannot evaluate, a call it does not model that receives a shared pointer, or writers "
+         "that a condition on data selects. Nothing is claimed about these pairs.",
+         Severity.NOTE, "Nothing to fix; the note says which accesses were not checked.", ("coverage",),
+         rationale="Unknown is never a reason for an error, and never silent: the note names what was not "
+                   "checked so a clean report is not mistaken for a proof."),
+)
+_R = rules_by_id(RULES)
+_KIND = {H.RAW_PLAIN: "RAW", H.WAR_PLAIN: "WAR", H.WAW_PLAIN: "WAW"}
+
+
+@hookimpl
+def pipelint_rules() -> tuple[Rule, ...]:
+    return RULES
+
+
+@hookimpl
+def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> list[Finding]:
+    hazards = list(kernel.cp_async.plain_hazards) + list(kernel.races.hazards)
+    seen: set[tuple] = set()
+    out: list[Finding] = []
+    undecided: list[Hazard] = []
+    for h in hazards:
+        same = _same_statement(h.first.node, h.second.node) and h.kind != H.WAW_PLAIN
+        outer = max((h.first.node, h.second.node), key=lambda n: (n.span.end_line - n.span.line,
+                                                                 n.span.end_column - n.span.column))
+        key = ("rmw", outer.span.line, outer.span.column) if same else (h.kind, id(h.first.node),
+                                                                       id(h.second.node))
+        if key in seen:
+            continue
+        seen.add(key)
+        if not h.certain:
+            undecided.append(h)
+            continue
+        out.append(_finding(kernel, path, h))
+    if undecided:
+        out.append(_undecided(kernel, path, undecided))
+    return out
+
+
+def _who(kernel: KernelModel, h: Hazard) -> tuple[str, str]:
+    return describe(h.first.threads) if h.first.threads else str(kernel.roles[h.first.role]), \
+        describe(h.second.threads) if h.second.threads else str(kernel.roles[h.second.role])
+
+
+def _finding(kernel: KernelModel, path: str, h: Hazard) -> Finding:
+    a, b = h.first, h.second
+    wrote, other = a.buffer or h.buffer, b.buffer or h.buffer
+    who_a, who_b = _who(kernel, h)
+    kind = _KIND[h.kind]
+    where = f"iteration {b.where}" if b.iteration else "outside the pipelined loop"
+    related = [(a.node, f"{'store' if h.kind != H.WAR_PLAIN else 'load'} of {wrote} by {who_a}"),
+               (b.node, f"{'load' if h.kind == H.RAW_PLAIN else 'store'} of {other} by {who_b}")]
+    if _same_statement(a.node, b.node) and h.kind != H.WAW_PLAIN:
+        rule = _R["shared-race"]
+        both = describe(a.threads | b.threads) if a.threads | b.threads else who_b
+        message = (f"race on {wrote}: the read-modify-write at line {a.node.span.line} is run by several "
+                   f"threads ({both}) on the same bytes, so one thread may read before or after another's "
+                   f"store (RAW/WAR) with no ordering between them")
+        return make_finding(rule, path, kernel, b.node, message, related,
+                            help=f"let one thread update {wrote} (guard line {a.node.span.line}), or use an atomic")
+    if a.node is b.node:
+        message = (f"WAW race on {wrote}: the store at line {a.node.span.line} is run by several threads that "
+                   f"write different values to the same bytes")
+        return make_finding(_R["shared-write-race"], path, kernel, a.node, message, related,
+                            help=f"guard the store at line {a.node.span.line} so one thread writes")
+    if h.scope is not None:
+        bar = h.scope.node
+        related.append((bar, f"named barrier that {who_a} do not take part in"))
+        message = (f"{kind} race on {wrote}/{other}: the named barrier at line {bar.span.line} orders only "
+                   f"{describe(h.scope.threads) if h.scope.threads else 'its own threads'}, not {who_a} that "
+                   f"accessed it at line {a.node.span.line} ({where})")
+        return make_finding(_R["barrier-scope"], path, kernel, b.node, message, related,
+                            help=f"replace the barrier at line {bar.span.line} by one that {who_a} also take part "
+                                 f"in (__syncthreads())", at=point(bar))
+    # across roles (different branches) the barrier goes before the second access, in its branch
+    spot = statement_before(kernel.func, a.node, b.node) if a.role == b.role else statement_of(kernel.func, b.node)
+    rule = _R["shared-write-race"] if h.kind == H.WAW_PLAIN else _R["shared-race"]
+    verb = {"RAW": "reads", "WAR": "overwrites", "WAW": "overwrites"}[kind]
+    message = (f"{kind} race: {who_b} {verb} {other} at line {b.node.span.line} ({where}) bytes that {who_a} "
+               f"{'wrote' if h.kind != H.WAR_PLAIN else 'read'} in {wrote} at line {a.node.span.line}, with no "
+               f"barrier both take part in between")
+    return make_finding(rule, path, kernel, b.node, message, related,
+                        help=f"insert __syncthreads(); before line {spot.span.line}", at=point(spot))
+
+
+def _same_statement(a: A.Node, b: A.Node) -> bool:
+    """One access inside the other's statement (`s[0] = s[0] + x`: the store and its own load)."""
+    def within(x: A.Span, y: A.Span) -> bool:
+        return (y.line, y.column) <= (x.line, x.column) and (x.end_line, x.end_column) <= (y.end_line, y.end_column)
+    return a is b or within(a.span, b.span) or within(b.span, a.span)
+
+
+def _undecided(kernel: KernelModel, path: str, hazards: list[Hazard]) -> Finding:
+    first = min(hazards, key=lambda h: (h.second.node.span.line, h.second.node.span.column))
+    reasons = sorted({_reason(h) for h in hazards})
+    lines = sorted({h.second.node.span.line for h in hazards})
+    shown = ", ".join(map(str, lines[:8])) + (", ..." if len(lines) > 8 else "")
+    return make_finding(_R["race-undecided"], path, kernel, first.second.node,
+                        f"{len(hazards)} pair(s) of shared accesses not decided ({'; '.join(reasons)}): "
+                        f"lines {shown}", [(h.first.node, "other access") for h in hazards[:3]])
+
+
+def _reason(h: Hazard) -> str:
+    for ev in (h.first, h.second):
+        if ev.unknown_footprint:
+            return "an index that cannot be evaluated"
+        if ev.possible:
+            return f"a call that receives a shared pointer ({_callee(ev.node)})"
+    if h.first.uncertain or h.second.uncertain:
+        return "accesses under a condition on data"
+    return "footprints too large to enumerate"
+
+
+def _callee(node: A.Node) -> str:
+    return node.name if isinstance(node, A.Call) else "?"
