@@ -56,6 +56,7 @@ PIPELINED = next(i for i, t in enumerate(GEMM.splitlines()) if "T.Pipelined(" in
 COPIES = {i for i, t in enumerate(GEMM.splitlines()) if "T.copy(A[" in t or "T.copy(B[" in t}
 FACTORY = next(i for i, t in enumerate(GEMM.splitlines()) if t.startswith("def matmul("))
 PUBLISHED: list = []                                # every publishDiagnostics the client received
+REGISTERED: list = []                               # what the server asked the client to watch
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +89,9 @@ def make_client():
 
     client = LanguageClient(converter_factory=default_converter)
     register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: published,
-                                   lsp.WORKSPACE_INLAY_HINT_REFRESH: lambda ls, params: None})
+                                   lsp.WORKSPACE_INLAY_HINT_REFRESH: lambda ls, params: None,
+                                   lsp.CLIENT_REGISTER_CAPABILITY: lambda ls, params: REGISTERED.extend(
+                                       params.registrations)})
     return client
 
 
@@ -112,6 +115,20 @@ async def diagnostics(uri: str, version: int, timeout: float = 180.0) -> list:
                 return list(p.diagnostics)
         await asyncio.sleep(0.05)
     raise AssertionError(f"no diagnostics for {uri} version {version} in {timeout} s")
+
+
+async def next_publish(uri: str, before: int, timeout: float = 60.0) -> list:
+    """The diagnostics of the first publish for `uri` after the first `before` ones."""
+    for _ in range(int(timeout / 0.05)):
+        mine = [p for p in PUBLISHED if p.uri == uri]
+        if len(mine) > before:
+            return list(mine[before].diagnostics)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no new diagnostics for {uri} in {timeout} s")
+
+
+def published_for(uri: str) -> int:
+    return sum(p.uri == uri for p in PUBLISHED)
 
 
 def open_file(client, path: Path) -> str:
@@ -230,11 +247,23 @@ async def test_opened_cu_file_is_checked(client, workspace):
     assert actions[0].edit.changes[uri][0].new_text == "  // pipelint: ignore[missing-barrier]"
 
     # checked again on save
-    before = sum(p.uri == uri for p in PUBLISHED)
+    before = published_for(uri)
     client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
-    for _ in range(600):
-        if sum(p.uri == uri for p in PUBLISHED) > before:
-            break
-        await asyncio.sleep(0.05)
-    mine = [p for p in PUBLISHED if p.uri == uri]
-    assert len(mine) > before and races(mine[-1].diagnostics) == found
+    assert races(await next_publish(uri, before)) == found
+
+
+async def test_configuration_change_checks_open_buffers_again(client, workspace):
+    """The same `[tool.pipelint]` as `check`: ignoring the rule there (the editor reports the file
+    change through the watcher the server registered) takes the race away without re-lowering."""
+    assert any(r.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES for r in REGISTERED)
+    uri = (workspace / "gemm_race.py").as_uri()
+    assert races(await diagnostics(uri, 1))
+    pyproject = workspace / "pyproject.toml"
+    pyproject.write_text('[tool.pipelint]\nignore = ["missing-barrier"]\n\n' + PYPROJECT)
+    try:
+        before = published_for(uri)
+        client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
+            [lsp.FileEvent(pyproject.as_uri(), lsp.FileChangeType.Changed)]))
+        assert races(await next_publish(uri, before)) == []
+    finally:
+        pyproject.write_text(PYPROJECT)

@@ -166,3 +166,18 @@ def test_findings_never_land_past_the_kernel(tmp_path, host):
     found = analyze_python(str(py), text, lowered, host, load_config([str(py)], None, host), None).diagnostics
     lo, hi = scan(text).kernels["row_sum"]
     assert found and all(lo <= d.line <= hi for d in found), [(d.line, d.rule) for d in found]
+
+
+def test_lowering_cache_key_follows_the_modules_beside_the_kernel(tmp_path):
+    from pipelint.lsp.lowering import cache_key
+    from pipelint.lsp.pysource import local_imports
+
+    (tmp_path / "tiles.py").write_text("BLOCK_K = 32\n")
+    kernel = tmp_path / "k.py"
+    text = "import tilelang\nfrom tiles import BLOCK_K\nimport os\n"
+    assert local_imports(text, str(tmp_path)) == [str(tmp_path / "tiles.py")]
+    before = cache_key(str(kernel), text, LowerSettings(), "0.1.15")
+    assert cache_key(str(kernel), text + "# note\n", LowerSettings(), "0.1.15") != before   # a new line
+    assert cache_key(str(kernel), text.replace("\n", "  # c\n", 1), LowerSettings(), "0.1.15") == before
+    (tmp_path / "tiles.py").write_text("BLOCK_K = 64\n")
+    assert cache_key(str(kernel), text, LowerSettings(), "0.1.15") != before

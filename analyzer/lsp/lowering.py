@@ -4,7 +4,8 @@ One buffer's kernels are lowered by `python -m pipelint.lsp.worker` processes (t
 spread over up to `jobs` of them, each in its own session so that a timeout or a newer
 version of the buffer kills TileLang's helpers too).  Results are cached on disk under the
 buffer's code digest (comments do not count: adding `# pipelint: ignore[...]` re-checks
-without re-lowering), its path, the settings, and the TileLang and pipelint versions.
+without re-lowering), the modules beside it that it imports, its path, the settings, and the
+TileLang and pipelint versions.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..lowering.driver import MARKER, default_cache_dir
-from .pysource import code_digest
+from .pysource import code_digest, local_imports
 from .settings import LowerSettings
 
 _CODE = [Path(__file__).with_name("worker.py"), Path(__file__).parent.parent / "lowering" / "worker.py"]
@@ -46,9 +47,15 @@ def tilelang_version() -> str | None:
 
 
 def cache_key(path: str, text: str, settings: LowerSettings, tl_version: str) -> str:
+    """The buffer's code (not its comments), the modules beside it that it imports, its path,
+    the settings, TileLang's and pipelint's versions and the workers' code."""
     code = [hashlib.sha256(p.read_bytes()).hexdigest() for p in _CODE if p.is_file()]
-    raw = json.dumps([code_digest(text), os.path.abspath(path), settings.key(), tl_version, __version__, code],
-                     sort_keys=True, default=str)
+    helpers = []
+    for helper in local_imports(text, os.path.dirname(os.path.abspath(path))):
+        with contextlib.suppress(OSError):
+            helpers.append([helper, hashlib.sha256(Path(helper).read_bytes()).hexdigest()])
+    raw = json.dumps([code_digest(text), os.path.abspath(path), settings.key(), tl_version, __version__, code,
+                      helpers], sort_keys=True, default=str)
     return hashlib.sha256(raw.encode()).hexdigest()[:40]
 
 

@@ -121,6 +121,29 @@ def suppressions(text: str) -> dict[int, set[str]]:
     return found
 
 
+def local_imports(text: str, folder: str) -> list[str]:
+    """Modules beside the file that it imports (`import helpers`, `from helpers import x`):
+    the worker puts the file's folder on `sys.path`, so they are part of what is lowered."""
+    import os
+
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    found = []
+    for name in sorted(names):
+        for candidate in (os.path.join(folder, f"{name}.py"), os.path.join(folder, name, "__init__.py")):
+            if os.path.isfile(candidate):
+                found.append(candidate)
+    return found
+
+
 def code_digest(text: str) -> str:
     """A digest of what the lowering depends on: the code without comments or trailing blanks,
     line for line (line numbers stay: `#line` directives carry them)."""

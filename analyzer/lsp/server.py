@@ -73,6 +73,21 @@ class PipelintServer(LanguageServer):
             state.task.cancel()
         state.task = asyncio.ensure_future(self._run(uri, delay))
 
+    def recheck(self, importing: str | None = None) -> None:
+        """Check the open buffers again: all of them (the configuration changed), or those that
+        import the module `importing` (saved); a check in flight read the old one: restarted."""
+        from .pysource import local_imports
+
+        for uri in list(self.docs):
+            path = to_fs_path(uri) or uri
+            if importing is not None:
+                if not path.endswith(".py") or path == importing:
+                    continue
+                text = self.workspace.get_text_document(uri).source
+                if not any(_same_file(m, importing) for m in local_imports(text, os.path.dirname(path))):
+                    continue
+            self.schedule(uri)
+
     async def wait(self, uri: str) -> FileAnalysis | None:
         state = self.docs.get(uri)
         if state is None:
@@ -147,6 +162,10 @@ class PipelintServer(LanguageServer):
             self.workspace_inlay_hint_refresh(None)
 
 
+def _same_file(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
 def to_lsp(d: Diagnostic, uri: str) -> lsp.Diagnostic:
     line = d.line - 1
     message = d.message + (f"\nhelp: {d.help}" if d.help else "")
@@ -196,6 +215,20 @@ def build_server(cache_dir: Path | None = None) -> PipelintServer:
         ls.debounce = float(opts.get("debounce", 0.8))
         ls.lower_python = bool(opts.get("lowerPython", True))
 
+    @server.feature(lsp.INITIALIZED)
+    def initialized(ls: PipelintServer, params: lsp.InitializedParams) -> None:
+        caps = ls.client_capabilities.workspace
+        watched = caps.did_change_watched_files if caps else None
+        if watched and watched.dynamic_registration:     # the configuration: check again when it changes
+            ls.client_register_capability(lsp.RegistrationParams([lsp.Registration(
+                id="pipelint-configuration", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=lsp.DidChangeWatchedFilesRegistrationOptions(
+                    watchers=[lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml")]))]))
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched_files(ls: PipelintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        ls.recheck()
+
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: PipelintServer, params: lsp.DidOpenTextDocumentParams) -> None:
         ls.schedule(params.text_document.uri)
@@ -208,6 +241,9 @@ def build_server(cache_dir: Path | None = None) -> PipelintServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: PipelintServer, params: lsp.DidSaveTextDocumentParams) -> None:
         ls.schedule(params.text_document.uri)
+        saved = to_fs_path(params.text_document.uri)
+        if saved and saved.endswith(".py"):
+            ls.recheck(importing=saved)             # kernels that import the saved module: lowered again
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: PipelintServer, params: lsp.DidCloseTextDocumentParams) -> None:
