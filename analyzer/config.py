@@ -207,11 +207,12 @@ def apply_config(report: Report, cfg: Config, args: argparse.Namespace, host: Pl
         return chosen.enabled(rule) and not _file_ignored(rule, path, kernel, cfg, u)
 
     from .options import project_root
-    from .relocate import confine, parse_path_map, python_first
+    from .relocate import confine, named_paths, parse_path_map, python_first
 
     # `#line` paths rebased and confined first: nothing below opens a file outside the project
     given = parse_path_map(getattr(args, "path_map", None) or [])
-    confine(report, project_root(args, cfg), [*parse_path_map(cfg.path_map), *given], [new for _, new in given])
+    confine(report, project_root(args, cfg), [*parse_path_map(cfg.path_map), *given],
+            [*named_paths(args), *(new for _, new in given)])
     _apply_suppressions(report, on)
     kept: list[Finding] = []
     for f in report.findings:

@@ -79,10 +79,10 @@ def confine(report: Report, root: str | os.PathLike[str], pairs: list[tuple[str,
     """Rebase `#line` paths (`map_paths`), then mark every location outside the project.
 
     Inside are files under `root`, the files checked (named by the user or found by the walk)
-    and files under a `trusted` folder: the NEW of a `--path-map` given on the command line
-    (the user said where those sources are; a checked repository's own `path-map` rebases
-    paths but cannot make pipelint read out of the project).  Paths are resolved as `open`
-    would resolve them, symbolic links included.
+    and files under a `trusted` path: what the user named on the command line (`named_paths`)
+    and the NEW of a `--path-map` given there (the user said where those sources are; a checked
+    repository's own `path-map` rebases paths but cannot make pipelint read out of the
+    project).  Paths are resolved as `open` would resolve them, symbolic links included.
     """
     map_paths(report, pairs)
     inside = ProjectFiles(root, [r.path for r in report.files], trusted)
@@ -93,6 +93,18 @@ def confine(report: Report, root: str | os.PathLike[str], pairs: list[tuple[str,
 
     report.findings = [replace(f, location=mark(f.location), related=tuple(mark(r) for r in f.related))
                        for f in report.findings]
+
+
+def named_paths(args: object) -> list[str]:
+    """Files and folders the user named on the command line: `check`'s paths, and `lower`'s kernel
+    file (the TileLang Python the `#line`s of its lowered CUDA name)."""
+    named = [p for p in getattr(args, "paths", None) or () if isinstance(p, str) and p != "-"]
+    kernel = getattr(args, "kernel", None)
+    if isinstance(kernel, str):
+        from .lowering.driver import KernelRef
+
+        named.append(KernelRef.parse(kernel).file)
+    return named
 
 
 class ProjectFiles:

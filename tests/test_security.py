@@ -411,3 +411,18 @@ def test_progress_lines_show_file_names_escaped():
         progress.note("lowered b\x1b]52;c;eA==\x07.cu")
     shown = term.getvalue()
     assert "\x07" not in shown and "\x1b]" not in shown      # no OSC: rich's own CSI redraws are fine
+
+
+def test_what_the_user_names_is_readable_wherever_it_lies():
+    """`pipelint lower /elsewhere/k.py` names the TileLang file the lowered CUDA's `#line`s point
+    at: its `# pipelint: ignore` comments and lines are read although it is outside the root."""
+    import argparse
+
+    from pipelint.relocate import ProjectFiles, named_paths
+
+    args = argparse.Namespace(kernel="/elsewhere/k.py:matmul")
+    assert named_paths(args) == ["/elsewhere/k.py"]
+    assert named_paths(argparse.Namespace(paths=["-", "lowered/"])) == ["lowered/"]
+    inside = ProjectFiles("/project", folders=named_paths(args))
+    assert inside.contains("/elsewhere/k.py") and not inside.contains("/elsewhere/other.py")
+    assert inside.contains("/project/src/x.py") and not inside.contains("/project/../etc/passwd")
