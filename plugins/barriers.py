@@ -17,6 +17,7 @@ from pipelint.model import KernelModel
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
 from pipelint.model.placement import point, statement_after, statement_before
+from pipelint.model.threads import describe, members, span
 from pipelint.model.trace import Event
 
 RULES = (
@@ -105,25 +106,60 @@ def _barrier_spot(kernel: KernelModel, first: A.Node, second: A.Node, wait: Even
 
 
 def _divergent(kernel, path):
-    reached: dict[int, set[int]] = {}
-    nodes = {}
-    guarded = set()
+    """Barriers some thread of the block skips while others wait at them.
+
+    Arrivals are counted per thread: thread t executes every `__syncthreads` event of its role
+    whose thread set holds t.  When every thread executes the same number, the block
+    rendezvouses even if the barriers sit at different program points (one in each warp-role
+    branch): on sm_70 and later any `__syncthreads` counts towards the same barrier, so that is
+    a portability warning naming the older arches.  When counts differ some thread skips a
+    barrier the others wait at: an error at the barrier that not every thread reaches.  A
+    barrier under a condition on data (which threads take it is unknown) is a note.
+    """
+    nodes: dict[int, A.Node] = {}
+    reached: dict[int, int] = {}            # node -> threads (block-level) that execute it
+    unsure: set[int] = set()
+    per_thread = [0] * kernel.threads
     for ev in kernel.trace.all_events():
-        if ev.kind == K.SYNC:
-            reached.setdefault(id(ev.node), set()).add(ev.role)
-            nodes[id(ev.node)] = ev.node
-            if ev.guarded:
-                guarded.add(id(ev.node))
+        if ev.kind != K.SYNC:
+            continue
+        nodes[id(ev.node)] = ev.node
+        threads = ev.threads or span(kernel.roles[ev.role].lo, kernel.roles[ev.role].hi)
+        reached[id(ev.node)] = reached.get(id(ev.node), 0) | threads
+        if ev.guarded and (ev.uncertain or ev.mult == kernel.roles[ev.role].threads and ev.threads ==
+                           span(kernel.roles[ev.role].lo, kernel.roles[ev.role].hi)):
+            unsure.add(id(ev.node))     # a guard that could not be evaluated per thread
+        for t in members(threads):
+            if t < len(per_thread):
+                per_thread[t] += 1
+    block = span(0, kernel.threads)
+    balanced = len(set(per_thread)) <= 1
     out = []
-    all_roles = set(range(len(kernel.roles)))
-    for key, roles in reached.items():
-        if roles != all_roles or key in guarded:
-            who = ", ".join(str(kernel.roles[r]) for r in sorted(roles))
+    for key, threads in reached.items():
+        if threads == block and key not in unsure:
+            continue
+        node = nodes[key]
+        who = describe(threads)
+        if key in unsure:
             out.append(make_finding(
-                _R["divergent-barrier"], path, kernel, nodes[key],
+                _R["divergent-barrier"], path, kernel, node,
+                f"__syncthreads under a condition pipelint cannot evaluate per thread: whether every "
+                f"thread of the block reaches it is not decided", severity=Severity.NOTE,
+                help="nothing to change if the condition is the same for every thread of the block"))
+        elif balanced:
+            out.append(make_finding(
+                _R["divergent-barrier"], path, kernel, node,
+                f"__syncthreads reached only by {who}, while the other threads of the block reach another "
+                f"__syncthreads at the same point of their program: every thread arrives the same number "
+                f"of times, which completes on sm_70 and later but hangs before sm_70 (sm_60 and older)",
+                severity=Severity.WARNING,
+                help="use one __syncthreads() outside the branches, or named barriers, to support pre-sm_70 GPUs"))
+        else:
+            out.append(make_finding(
+                _R["divergent-barrier"], path, kernel, node,
                 f"__syncthreads is reached only by some threads of the block ({who} of "
                 f"{kernel.threads}); the others never arrive and the block hangs",
-                help=f"move the __syncthreads() at line {nodes[key].span.line} out of the thread-dependent "
+                help=f"move the __syncthreads() at line {node.span.line} out of the thread-dependent "
                      f"branch, or use a named barrier for the threads that reach it"))
     return out
 

@@ -57,6 +57,15 @@ def declared_types(source: str) -> frozenset[str]:
     return frozenset(found)
 
 
+# A type name used as a variable: declared right after a type (`int half = ...`), or followed by
+# what only follows a value (`half = `, `A[half]`, `half + 1`, `half;`).
+_VALUE_FOLLOWS = re.compile(r"[ \t]*(?:=(?!=)|[-+*/%&|^]=|\]|;|\.(?!\.)|->|\+(?!\+)|%|/(?![/*])|==|!=|>>|<<|\?|&&|\|\|)")
+_AFTER_A_TYPE = re.compile(r"\b([A-Za-z_]\w*)[ \t]*\Z")
+_C_TYPES = frozenset("int float double char short long bool unsigned signed auto void".split())
+_QUALIFIERS = frozenset("const volatile static extern register inline __shared__ __restrict__ return "
+                        "typedef struct class union enum typename sizeof new delete case goto".split())
+
+
 class TypeNames:
     """Decides, token by token, whether a NAME/TNAME is a type."""
 
@@ -68,9 +77,21 @@ class TypeNames:
         base = value.split("<", 1)[0] if templated else value
         if base in CAST_KEYWORDS:
             return "TNAME"
+        if not templated and base in self.types and self._named(start, end):
+            return "NAME"
         is_type = base in self.types or (
             _AFTER_TYPE.match(self.source, end) is not None
             and _BEFORE_EXPR.search(self.source, max(0, start - 12), start) is None)
         if templated:
             return "TTYPE" if is_type else "TNAME"
         return "TYPE" if is_type else "NAME"
+
+    def _named(self, start: int, end: int) -> bool:
+        """Whether a known type's name is used as a variable here (a local called `half`)."""
+        if _VALUE_FOLLOWS.match(self.source, end):
+            return True
+        before = _AFTER_A_TYPE.search(self.source, max(0, start - 40), start)
+        if before is None:
+            return False
+        word = before.group(1)
+        return word not in _QUALIFIERS and (word in _C_TYPES or word in self.types)
