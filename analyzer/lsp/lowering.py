@@ -75,13 +75,36 @@ KEEP_ENTRIES = 256                  # cached buffers kept (each edit of the code
 
 class Lowerer:
     """Lowers buffers; `lower` is cancellable (the worker processes are killed).  At most
-    `processes` workers run at once over all buffers (2 cores, several files open)."""
+    `processes` workers run at once over all buffers (2 cores, several files open).
 
-    def __init__(self, cache_dir: Path | None = None, use_cache: bool = True, processes: int = 0) -> None:
+    `warm`: keep one worker started ahead of need, TileLang already imported (2 s of a cold
+    lowering on this machine), to take the next buffer; the server does, after each lowering."""
+
+    def __init__(self, cache_dir: Path | None = None, use_cache: bool = True, processes: int = 0,
+                 warm: bool = False) -> None:
         self.cache_dir = cache_dir or cache_folder()
         self.use_cache = use_cache
         self.tl_version = tilelang_version()
         self.slots = asyncio.Semaphore(processes or min(os.cpu_count() or 1, 2))
+        self.warm = warm
+        self._standby: asyncio.subprocess.Process | None = None
+
+    async def prepare(self) -> None:
+        """Start the standby worker if there is none (it imports TileLang, then waits)."""
+        if self.warm and self.tl_version is not None and (self._standby is None
+                                                          or self._standby.returncode is not None):
+            self._standby = await spawn_worker()
+
+    def close(self) -> None:
+        if self._standby is not None:
+            _kill(self._standby)
+            self._standby = None
+
+    async def _worker(self) -> asyncio.subprocess.Process:
+        child, self._standby = self._standby, None
+        if child is None or child.returncode is not None:
+            child = await spawn_worker()
+        return child
 
     def cached(self, path: str, text: str, settings: LowerSettings, folder: Path | None = None) -> dict | None:
         if not self.use_cache or self.tl_version is None:
@@ -120,7 +143,11 @@ class Lowerer:
 
     async def _run(self, spec: dict, timeout: float) -> dict:
         async with self.slots:
-            return await run_worker(spec, timeout)
+            try:
+                return await run_worker(spec, timeout, await self._worker())
+            finally:
+                if self.warm:       # the next buffer's worker, once this one no longer needs the CPU
+                    asyncio.ensure_future(self.prepare())
 
     def _store(self, folder: Path, key: str, result: dict) -> None:
         try:
@@ -156,11 +183,18 @@ def merge(parts: list[dict], pairs: list[list]) -> dict:
     return {"ok": True, "kernels": list(kernels.values())}
 
 
-async def run_worker(spec: dict, timeout: float) -> dict:
-    """One worker process; a timeout, a crash or a cancellation kills its whole process group."""
-    child = await asyncio.create_subprocess_exec(
+async def spawn_worker() -> asyncio.subprocess.Process:
+    """A worker process in its own session (it imports TileLang at once, then reads its spec)."""
+    return await asyncio.create_subprocess_exec(
         sys.executable, "-m", "pipelint.lsp.worker", stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+
+
+async def run_worker(spec: dict, timeout: float, child: asyncio.subprocess.Process | None = None) -> dict:
+    """One worker process (`child`: one started before); a timeout, a crash or a cancellation
+    kills its whole process group."""
+    if child is None:
+        child = await spawn_worker()
     try:
         out, err = await asyncio.wait_for(child.communicate(json.dumps(spec).encode()), timeout)
     except TimeoutError:

@@ -9,8 +9,9 @@
 * Inlay hints after `T.Pipelined(...)` and `T.alloc_shared(...)`.
 * Code action: `# pipelint: ignore[RULE]` (`// ...` in CUDA) on the diagnostic's line.
 
-Initialization options (all optional): `{"lintOnChange": true, "debounce": 0.8, "lowerPython": true}`
-(`lowerPython: false`: check `.cu` buffers only; lowering runs the kernel file's Python).
+Initialization options (all optional): `{"lintOnChange": true, "debounce": 0.8, "lowerPython": true,
+"warmWorker": true}` (`lowerPython: false`: check `.cu` buffers only, lowering runs the kernel
+file's Python; `warmWorker: false`: no lowering worker waits with TileLang imported).
 """
 from __future__ import annotations
 
@@ -58,11 +59,12 @@ class PipelintServer(LanguageServer):
 
         self.host = load_plugins()
         self.cache_dir = cache_dir          # --cache-dir: over [tool.pipelint] cache-dir
-        self.lowerer = Lowerer(cache_dir)
+        self.lowerer = Lowerer(cache_dir, warm=True)
         self.docs: dict[str, DocState] = {}
         self.lint_on_change = True
         self.debounce = 0.8
         self.lower_python = True            # false: only .cu/.cuh buffers (no kernel file is run)
+        self.warm_worker = True             # a lowering worker waits with TileLang imported
         self.analysis_pool = ThreadPoolExecutor(1, thread_name_prefix="pipelint-analysis")
 
     # -------------------------------------------------------------- runs
@@ -214,9 +216,12 @@ def build_server(cache_dir: Path | None = None) -> PipelintServer:
         ls.lint_on_change = bool(opts.get("lintOnChange", True))
         ls.debounce = float(opts.get("debounce", 0.8))
         ls.lower_python = bool(opts.get("lowerPython", True))
+        ls.warm_worker = bool(opts.get("warmWorker", True))
 
     @server.feature(lsp.INITIALIZED)
-    def initialized(ls: PipelintServer, params: lsp.InitializedParams) -> None:
+    async def initialized(ls: PipelintServer, params: lsp.InitializedParams) -> None:
+        ls.lowerer.warm = ls.lower_python and ls.warm_worker
+        await ls.lowerer.prepare()          # TileLang imported before the first kernel file opens
         caps = ls.client_capabilities.workspace
         watched = caps.did_change_watched_files if caps else None
         if watched and watched.dynamic_registration:     # the configuration: check again when it changes
@@ -224,6 +229,10 @@ def build_server(cache_dir: Path | None = None) -> PipelintServer:
                 id="pipelint-configuration", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=lsp.DidChangeWatchedFilesRegistrationOptions(
                     watchers=[lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml")]))]))
+
+    @server.feature(lsp.SHUTDOWN)
+    def shutdown(ls: PipelintServer, params: None) -> None:
+        ls.lowerer.close()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched_files(ls: PipelintServer, params: lsp.DidChangeWatchedFilesParams) -> None:

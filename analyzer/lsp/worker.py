@@ -196,8 +196,14 @@ def _variant(obj: Any, kind: str, params: dict, arch: str, n: int | None, writte
 
 
 def main() -> int:
-    spec = json.loads(sys.stdin.read())
-    result = lower_file(spec)
+    # TileLang first, the spec after: a worker started ahead of need (the server keeps one)
+    # has done its slowest part by the time a buffer arrives.
+    with contextlib.suppress(ImportError), contextlib.redirect_stdout(io.StringIO()):
+        import tilelang  # noqa: F401
+    raw = sys.stdin.read()
+    if not raw.strip():         # the server went away before it needed this worker
+        return 0
+    result = lower_file(json.loads(raw))
     sys.stdout.write(MARKER + json.dumps(result))
     sys.stdout.flush()
     return 0
