@@ -109,8 +109,9 @@ class Session:
         when, _ = await asyncio.wait_for(self.diagnostics.get(), 300)
         return when - started
 
-    async def hover_and_hints(self, path: Path) -> None:
-        line = next(i for i, t in enumerate(path.read_text().splitlines()) if "T.Pipelined(" in t)
+    async def hover_and_hints(self, path: Path, shift: int = 0) -> None:
+        """Hover and inlay hints on the T.Pipelined line (`shift`: lines the edits inserted above it)."""
+        line = next(i for i, t in enumerate(path.read_text().splitlines()) if "T.Pipelined(" in t) + shift
         hover = lsp.HoverParams(lsp.TextDocumentIdentifier(path.as_uri()), lsp.Position(line, 20))
         self.record("client → server", "textDocument/hover", hover)
         result = await self.client.text_document_hover_async(hover)
@@ -139,7 +140,7 @@ async def one_run(kernel: Path, transcript: Path | None, options: dict) -> dict:
         edit = await warm.comment_edit(kernel)
         relower = await warm.code_edit(kernel)
         if transcript is not None:
-            await warm.hover_and_hints(kernel)
+            await warm.hover_and_hints(kernel, shift=1)      # the code edit added a line on top
             transcript.write_text(json.dumps(cold.log + warm.log, indent=1, ensure_ascii=False) + "\n")
         await warm.stop()
     return {"startup_s": startup, "first_diagnostic_cold_s": first, "first_diagnostic_cached_s": cached,
