@@ -408,7 +408,8 @@ def exit_code_section(rule: Any) -> str:
 
 
 def cmd_clean(args: argparse.Namespace, host: PluginHost) -> int:
-    """Remove the result cache (`v<N>/` folders) and the lowering caches (`lower/`, the editor's `lsp/`)."""
+    """Remove the result cache (`v<N>/` folders), the lowering caches (`lower/`, the editor's `lsp/`) and
+    the grammar cache (`grammar-<uid>/`)."""
     import shutil
 
     from . import cache
@@ -419,7 +420,8 @@ def cmd_clean(args: argparse.Namespace, host: PluginHost) -> int:
     removed = []
     if root.is_dir():
         for entry in sorted(root.iterdir()):
-            ours = entry.name in ("lower", "lsp") or (entry.name[:1] == "v" and entry.name[1:].isdigit())
+            ours = entry.name in ("lower", "lsp") or entry.name.startswith("grammar") or \
+                (entry.name[:1] == "v" and entry.name[1:].isdigit())
             if entry.is_dir() and ours:
                 shutil.rmtree(entry, ignore_errors=True)
                 removed.append(entry.name)

@@ -128,6 +128,14 @@ def test_grammar_cache_is_private_and_nothing_is_written_to_the_temp_folder(tmp_
     assert not [p for p in (project / "cache").rglob("*") if "lark" in p.name or p.name.startswith("grammar")]
 
 
+def test_clean_removes_the_grammar_cache(tmp_path):
+    env = _subprocess_env(tmp_path)
+    assert _check(env, tmp_path).returncode in (0, 1)
+    assert list((tmp_path / "cache").glob("grammar-*"))
+    subprocess.run([sys.executable, "-m", "pipelint", "clean"], env=env, cwd=tmp_path, capture_output=True)
+    assert not (tmp_path / "cache").exists()
+
+
 # ------------------------------------------------------------------------- 2. escape sequences
 @pytest.fixture
 def hostile_project(tmp_path, monkeypatch):
