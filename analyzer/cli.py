@@ -70,6 +70,8 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
     check.add_argument("paths", nargs="+", metavar="PATH",
                        help="files or folders (folders are walked for .cu/.cuh); `-` reads one kernel from stdin")
     add_output_options(check)
+    check.add_argument("--verbose", "-v", action="store_true",
+                       help="say on stderr which configuration is used and how long each file took")
     check.add_argument("--stdin-filename", default=None, metavar="PATH",
                        help="with `-`: the path the kernel from stdin is reported as (and configured by)")
     check.add_argument("--show-settings", action="store_true",

@@ -76,8 +76,6 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
                    help="output format: " + ", ".join(FORMATS) + " (plugins add more)")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--quiet", "-q", action="store_true", help="print the findings only, no summary line")
-    p.add_argument("--verbose", "-v", action="store_true",
-                   help="say on stderr which configuration is used and how long each file took")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
     p.add_argument("--sarif-output", metavar="FILE", help="also write SARIF here")
     p.add_argument("--sarif-category", metavar="ID", help="SARIF automationDetails.id")
