@@ -174,6 +174,9 @@ async def test_planted_race_at_the_pipelined_line(client, workspace):
     assert lines >= COPIES, d.related_information                  # the copies, on their own lines
     cuda = [r for r in d.related_information if r.location.uri.endswith("matmul_sm_80_s3.cu")]
     assert cuda and Path(lsp_path(cuda[0].location.uri)).is_file()      # the generated CUDA, to open
+    reports = [r for rs in client.progress_reports.values() for r in rs]   # a progress bar while lowering
+    assert any(getattr(r, "message", "") == "lowering gemm_race.py for sm_80" for r in reports)
+    assert any(r.kind == "end" for r in reports)
 
 
 def lsp_path(uri: str) -> str:

@@ -8,6 +8,7 @@
 * Hover on a `T.Pipelined` loop (or a `T.alloc_shared`): that loop's facts per variant.
 * Inlay hints after `T.Pipelined(...)` and `T.alloc_shared(...)`.
 * Code action: `# pipelint: ignore[RULE]` (`// ...` in CUDA) on the diagnostic's line.
+* Progress (`$/progress`) while a buffer is being lowered, where the client shows it.
 
 Initialization options (all optional): `{"lintOnChange": true, "debounce": 0.8, "lowerPython": true,
 "warmWorker": true}` (`lowerPython: false`: check `.cu` buffers only, lowering runs the kernel
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import re
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -66,6 +69,7 @@ class PipelintServer(LanguageServer):
         self.lower_python = True            # false: only .cu/.cuh buffers (no kernel file is run)
         self.warm_worker = True             # a lowering worker waits with TileLang imported
         self.analysis_pool = ThreadPoolExecutor(1, thread_name_prefix="pipelint-analysis")
+        self._tokens = itertools.count(1)
 
     # -------------------------------------------------------------- runs
     def schedule(self, uri: str, delay: float = 0.0) -> None:
@@ -132,7 +136,7 @@ class PipelintServer(LanguageServer):
         config = self._config(path)
         settings = lower_settings(config)
         folder = self.cache_dir or (cache_folder(config.cache_dir) if config.cache_dir else self.lowerer.cache_dir)
-        lowered = await self.lowerer.lower(path, text, settings, folder, use_cache=config.cache is not False)
+        lowered = await self._lower(path, text, settings, folder, config.cache is not False)
         dump = dump_folder(folder, path)
         analysis = await loop.run_in_executor(self.analysis_pool, self._python, path, text, lowered.result,
                                               config, dump)
@@ -141,6 +145,25 @@ class PipelintServer(LanguageServer):
             lsp.MessageType.Info, f"pipelint: {Path(path).name}: {len(analysis.diagnostics)} diagnostic(s); "
                                   f"lowering {'cached' if lowered.cached else f'{lowered.seconds:.1f} s'}"))
         return analysis
+
+    async def _lower(self, path: str, text: str, settings: Any, folder: Path, use_cache: bool) -> Any:
+        """Lower with a progress report in the client (when it shows them and this is no cache hit)."""
+        window = self.client_capabilities.window
+        token: str | None = None
+        if window is not None and window.work_done_progress and \
+                not (use_cache and self.lowerer.cached(path, text, settings, folder)):
+            token = f"pipelint-lower-{next(self._tokens)}"
+            try:
+                await asyncio.wait_for(self.work_done_progress.create_async(token), 5.0)
+                self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
+                    title="pipelint", message=f"lowering {Path(path).name} for {', '.join(settings.archs)}"))
+            except (TimeoutError, JsonRpcException):   # refused: no progress bar, same diagnostics
+                token = None
+        try:
+            return await self.lowerer.lower(path, text, settings, folder, use_cache=use_cache)
+        finally:
+            if token is not None:
+                self.work_done_progress.end(token, lsp.WorkDoneProgressEnd())
 
     def _config(self, path: str) -> Any:
         from ..config import load_config
