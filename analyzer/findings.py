@@ -136,6 +136,11 @@ class Report:
         rule = self.rules.get(f.rule)
         return rule.category if rule is not None else "correctness"
 
+    def undecided(self) -> list[Finding]:
+        """What pipelint could not decide: notes of correctness rules (a check that could not say
+        whether a hazard exists says so as a note, never as an error or in silence)."""
+        return [f for f in self.findings if f.severity == Severity.NOTE and self.category(f) != PERFORMANCE]
+
     def failing(self, fail_on: Severity, performance: bool = False) -> list[Finding]:
         """The findings that make the exit code 1: at or above `fail_on`, and not of the
         performance category unless `performance` (`--fail-on-performance`)."""

@@ -23,6 +23,7 @@ from pipelint.cuda.parser import ParsedFile
 from pipelint.findings import Finding, Rule, Severity
 from pipelint.model import KernelModel
 from pipelint.model.cpasync import Hazard
+from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
 from pipelint.model.placement import point, statement_before, statement_of
 from pipelint.model.threads import describe
@@ -81,6 +82,8 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
     out: list[Finding] = []
     undecided: list[Hazard] = []
     for h in hazards:
+        if h.first.kind == K.MBAR_INIT:
+            continue        # an uninitialised barrier: mbarrier-init-fence's business
         same = _same_statement(h.first.node, h.second.node) and h.kind != H.WAW_PLAIN
         outer = max((h.first.node, h.second.node), key=lambda n: (n.span.end_line - n.span.line,
                                                                  n.span.end_column - n.span.column))

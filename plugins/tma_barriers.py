@@ -264,6 +264,9 @@ def _message(kernel: KernelModel, issue: ProtocolIssue) -> str:
     if kind == I.INIT_FENCE:
         return (f"{_bar(f['barrier'])} is used before {f['missing']} makes the mbarrier initialisation "
                 f"visible to all threads and to the async proxy")
+    if f.get("opaque"):
+        return (f"mbarrier {f['opaque']} is passed to {f['callee']}, which pipelint does not model: it may "
+                f"arrive on it or arm it, so its arrival counts, transaction bytes and phases are not checked")
     shared = (f"mbarriers {', '.join(f['cluster_barriers'])} are shared by the CTAs of the cluster (remote "
               f"arrivals, 2-CTA commits or multicast TMA): their arrival counts and phases are not checked; "
               if f.get("cluster_barriers") else "")

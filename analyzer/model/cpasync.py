@@ -405,7 +405,7 @@ class CpAsyncAnalysis:
         base_by_role = self.plain_base
         base = {k: h for found in base_by_role for k, h in found.items()}
         races = self.model.races
-        cross_base = set(races.simulate()[0]) if races.shared_buffers else set()
+        cross_base = set(races.simulate()[0]) if races.relevant else set()
         disabled: set[int] = set()
         orders: dict[int, dict[tuple, Hazard]] = {}
         for node in reversed(self.sync_nodes):
@@ -417,7 +417,7 @@ class CpAsyncAnalysis:
                 if id(node) in mine:
                     found = _Sim(self.model, True, trial & mine, {}).run(events)
                     new.update((k, h) for k, h in found.items() if k not in base)
-            if not new and races.shared_buffers:
+            if not new and races.relevant:
                 found, finished = races.simulate(trial)
                 new.update((k, h) for k, h in found.items() if k not in cross_base)
                 if not finished:         # the others wait at a barrier this one no longer meets
@@ -444,6 +444,9 @@ class CpAsyncAnalysis:
                 return f"a shared index that cannot be evaluated (line {ev.node.span.line})"
         if model.trace.unknown:
             return f"an intrinsic that is not modelled ({min(model.trace.unknown)})"
+        if model.trace.opaque_barriers:
+            name, call = min(model.trace.opaque_barriers.items())
+            return f"mbarrier {name} is passed to {call.name}, which is not modelled"
         shared_global = model.global_written_and_read()
         if shared_global:
             return f"global memory {shared_global} is written and read by the block (not modelled)"

@@ -79,8 +79,18 @@ class MBarrierAnalysis:
         # One CTA's interleaving cannot order anything around a barrier other CTAs
         # complete: with cluster barriers only the static checks of the others run.
         simulated = self._simulate() if not self.cluster_barriers else []
+        opaque = self.model.trace.opaque_barriers
         for issue in self._counts() + self._init_fence() + simulated + self._cluster_note():
+            bar = issue.facts.get("barrier") or issue.event.barrier
+            if opaque and issue.kind != I.UNANALYZED and (not bar or bar[0] in opaque):
+                continue        # its protocol runs partly in code pipelint does not see
             found.setdefault(issue.key, issue)
+        for name, call in sorted(opaque.items()):
+            first = next((ev for ev in self.model.trace.all_events() if ev.node is call), None) or next(
+                (ev for ev in self.model.trace.all_events() if ev.barrier and ev.barrier[0] == name), None)
+            if first is not None:
+                issue = ProtocolIssue(I.UNANALYZED, first, {"opaque": name, "callee": call.name})
+                found.setdefault(issue.key, issue)
         return list(found.values())
 
     @functools.cached_property

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 Barrier = tuple[str, int]
 Frontier = dict[Barrier, int]
+MBAR_EVENT_KINDS = frozenset({K.MBAR_INIT, K.MBAR_ARRIVE, K.MBAR_WAIT, K.MBAR_EXPECT_TX, K.MBAR_ARRIVE_EXPECT_TX,
+                              K.TMA_LOAD, K.CP_ASYNC_ARRIVE, K.CP_ASYNC_ARRIVE_INC, K.MMA_ARRIVE})
 MAX_RELEASES = 64     # releases remembered per read (one per barrier): the first ones matter
 MAX_STEPS = 10_000_000
 
@@ -82,6 +84,9 @@ class AccessRecorder:
 
     def passed(self, r: int, ev: Event, group: dict) -> None:
         """Role `r` passed the block or named barrier `ev` (instance `group`)."""
+
+    def barrier_use(self, r: int, ev: Event) -> None:
+        """Role `r` initialises (`init`) or uses (arrive, wait, expect_tx, TMA) an mbarrier."""
 
 
 def vc_max(into: list[int], other: list[int]) -> None:
@@ -149,6 +154,8 @@ class ProtocolSim:
             if ev.kind == K.MBAR_WAIT:
                 self.known[r][b] = 1 << 30
             return True
+        if self.recorder is not None and ev.kind in MBAR_EVENT_KINDS:
+            self.recorder.barrier_use(r, ev)
         handler = _HANDLERS.get(ev.kind)
         return handler(self, r, ev) if handler is not None else True
 

@@ -49,10 +49,11 @@ class _Access:
 class RaceRecorder(AccessRecorder):
     """Records every plain access to a buffer more than one role touches; reports conflicts."""
 
-    def __init__(self, sim: ProtocolSim, buffers: frozenset[str]) -> None:
+    def __init__(self, sim: ProtocolSim, buffers: frozenset[str], barriers: frozenset[str]) -> None:
         self.sim = sim
         self.model = sim.model
         self.buffers = buffers
+        self.barriers = barriers
         self.records: dict[str, list[_Access]] = {}
         self.hazards: dict[tuple, Hazard] = {}
         self.partials: dict[int, list[tuple[Event, frozenset[int]]]] = {}
@@ -60,6 +61,14 @@ class RaceRecorder(AccessRecorder):
     def passed(self, r: int, ev: Event, group: dict) -> None:
         if ev.kind == K.NAMED_SYNC:
             self.partials.setdefault(r, []).append((ev, frozenset(group["roles"])))
+
+    def barrier_use(self, r: int, ev: Event) -> None:
+        """An mbarrier's `init` is a store to it, every use a load: a use by a role no barrier
+        orders after the init reads an uninitialised barrier."""
+        if ev.barrier is None or ev.barrier[0] not in self.barriers:
+            return
+        init = ev.kind == K.MBAR_INIT
+        self.record(r, ev, f"mbarrier:{ev.barrier[0]}", ev.barrier[1] * 8, ev.barrier[1] * 8 + 8, init)
 
     def access(self, r: int, ev: Event) -> None:
         if ev.buffer not in self.buffers or ev.kind not in (K.SMEM, K.CP_ASYNC):
@@ -69,6 +78,9 @@ class RaceRecorder(AccessRecorder):
             return
         space, start, end = rng
         write = ev.access in ("write", "async", "atomic") or ev.kind == K.CP_ASYNC
+        self.record(r, ev, space, start, end, write)
+
+    def record(self, r: int, ev: Event, space: str, start: int, end: int, write: bool) -> None:
         vc = self.sim.vc[r]
         records = self.records.setdefault(space, [])
         for old in records:
@@ -83,7 +95,9 @@ class RaceRecorder(AccessRecorder):
 
     def conflict(self, old: _Access, r: int, ev: Event, write: bool) -> None:
         kind = H.WAW_PLAIN if write and old.write else (H.RAW_PLAIN if old.write else H.WAR_PLAIN)
-        if kind == H.WAW_PLAIN and old.event.node is ev.node and old.event.iteration == ev.iteration:
+        if old.event.kind == K.MBAR_INIT or ev.kind == K.MBAR_INIT:
+            certain = True         # one barrier word: the same bytes whoever touches it
+        elif kind == H.WAW_PLAIN and old.event.node is ev.node and old.event.iteration == ev.iteration:
             certain = self.replicated(old.event, ev)
         else:
             certain = self.overlap(old.event, ev)
@@ -179,10 +193,26 @@ class CrossRoleRaces:
             return frozenset()
         return frozenset(candidates)
 
+    @functools.cached_property
+    def shared_barriers(self) -> frozenset[str]:
+        """mbarrier arrays one role initialises and another uses."""
+        init: dict[str, set[int]] = {}
+        used: dict[str, set[int]] = {}
+        for ev in self.model.trace.all_events():
+            if ev.barrier is None or ev.barrier[0] not in self.model.barriers:
+                continue
+            (init if ev.kind == K.MBAR_INIT else used).setdefault(ev.barrier[0], set()).add(ev.role)
+        return frozenset(n for n, roles in init.items() if used.get(n, set()) - roles)
+
+    @property
+    def relevant(self) -> bool:
+        """Whether roles share anything the per-role simulation cannot order."""
+        return len(self.model.roles) > 1 and bool(self.shared_buffers or self.shared_barriers)
+
     def simulate(self, disabled: frozenset[int] = frozenset()) -> tuple[dict[tuple, Hazard], bool]:
         """(races found, whether every role ran to its end) with the barrier nodes in `disabled`
         treated as absent; a trial that hangs is not a removable barrier."""
-        if len(self.model.roles) < 2 or not self.shared_buffers:
+        if not self.relevant:
             return {}, True
         from .mbarrier import MBarrierAnalysis
 
@@ -190,7 +220,7 @@ class CrossRoleRaces:
         assert analysis is not None
         sim = ProtocolSim(analysis, tx_known=False)
         sim.disabled = disabled
-        recorder = RaceRecorder(sim, self.shared_buffers)
+        recorder = RaceRecorder(sim, self.shared_buffers, self.shared_barriers)
         sim.recorder = recorder
         sim.run()
         finished = all(pc >= len(t) for pc, t in zip(sim.pcs, sim.traces))

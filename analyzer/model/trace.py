@@ -153,6 +153,7 @@ class Trace:
     unknown: dict[str, A.Call] = field(default_factory=dict)   # unknown tl:: calls, first use
     cluster: bool = False                                      # cluster-scope operations used
     cluster_barriers: frozenset[str] = frozenset()             # barriers other CTAs arrive on
+    opaque_barriers: dict[str, A.Call] = field(default_factory=dict)   # handed to unmodelled calls
 
     def all_events(self) -> Iterator[Event]:
         """Every role's events, role by role."""
@@ -314,6 +315,7 @@ class TraceBuilder:
         self.unknown: dict[str, A.Call] = {}      # tl:: calls the intrinsics table does not know
         self.cluster = any("cluster" in name for name in index.call_names)   # cluster-scope operations
         self.cluster_barriers: set[str] = set()   # barrier arrays that CTAs of a cluster share
+        self.opaque_barriers: dict[str, A.Call] = {}   # barrier arrays handed to calls not modelled
 
     def _runtime_starts(self) -> dict:
         """Run-time loop starts (`k = max(0, bx - 2)`, `k = by * 4`), taken as 0 wherever spelled.
@@ -448,7 +450,7 @@ class TraceBuilder:
             walker.stmt(self.func.body, walker.locals, role.threads, (), False)
             events.append(walker.events)
         return Trace(roles, events, self.loops, self.truncated, dict(self.unknown), self.cluster,
-                     frozenset(self.cluster_barriers))
+                     frozenset(self.cluster_barriers), dict(self.opaque_barriers))
 
 
 class _RoleWalker:
@@ -788,6 +790,11 @@ class _RoleWalker:
                 and any(word in name for word in SYNC_WORDS):
             self.b.unknown.setdefault(name, call)
         for arg in call.args:
+            bar = self.b.layout.barrier_ref(_strip_address(arg))
+            if bar is not None:
+                # an mbarrier handed to code pipelint does not model may be arrived on or armed there
+                self.b.opaque_barriers.setdefault(bar[0], call)
+                continue
             ref = self.b.layout.ref(arg)
             if ref is not None and isinstance(_strip_cast(arg), A.Unary):
                 if name.startswith("tl::") and not name.startswith(HARMLESS_PREFIXES):

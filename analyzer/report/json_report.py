@@ -44,7 +44,8 @@ def render(report: Report, **_: object) -> str:
         "findings": [{**finding_dict(f), "category": report.category(f)} for f in report.sorted_findings()],
         "errors": [{"message": e.message, "path": e.path, "plugin": e.plugin,
                     **({"detail": e.detail} if e.detail else {})} for e in report.errors],
-        "summary": {sev: sum(1 for f in report.findings if f.severity.value == sev)
-                    for sev in ("error", "warning", "note")},
+        "summary": {**{sev: sum(1 for f in report.findings if f.severity.value == sev)
+                       for sev in ("error", "warning", "note")},
+                    "undecided": len(report.undecided())},
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"

@@ -88,6 +88,9 @@ def render(report: Report, colour: bool = False, statistics: bool = False, quiet
                f"{sum(len(r.kernels) for r in report.files)} kernel(s): "
                f"{counts[Severity.ERROR]} error(s), {counts[Severity.WARNING]} warning(s), "
                f"{counts[Severity.NOTE]} note(s)")
+    undecided = len(report.undecided())
+    if undecided:
+        summary += f" ({undecided} about what could not be decided)"
     if report.errors:
         summary += f", {len(report.errors)} tool error(s)"
     suppressed = len(report.suppressed)
