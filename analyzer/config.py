@@ -245,8 +245,6 @@ def _apply_suppressions(report: Report, on: Callable[..., bool]) -> None:
     """Drop findings a `pipelint: ignore[RULE]` comment names; report comments that suppress
     nothing.  A comment naming a rule that is not enabled for the file is not "unused": it is
     waiting for the rule to be turned on."""
-    from .core_rules import UNUSED_SUPPRESSION
-
     by_file: dict[str, dict[int, tuple[set[str], int]]] = {}
     known = {r.path: r.suppressions for r in report.files}   # scanned when the engine read them
     used: set[tuple[str, int, str]] = set()
@@ -257,14 +255,7 @@ def _apply_suppressions(report: Report, on: Callable[..., bool]) -> None:
             scanned = known.get(path)
             by_file[path] = _by_line(scanned) if scanned is not None else \
                 {} if f.location.outside else inline_suppressions(path)     # never opened: relocate.confine
-        sup = by_file[path]
-        hit = None
-        for line in (f.location.line, f.location.line - 1):
-            rules = sup.get(line, (set(), 0))[0]
-            if f.rule in rules:
-                hit = line
-        if hit is None:     # `// pipelint: ignore-file[RULE]`: kept under minus its line
-            hit = next((line for line, (rules, _) in sup.items() if line < 0 and f.rule in rules), None)
+        hit = _comment_for(f, by_file[path])
         origin = python_origin(f)
         if hit is None and origin is not None and not origin.outside and \
                 python_suppressed(origin.path, origin.line, f.rule):
@@ -279,20 +270,38 @@ def _apply_suppressions(report: Report, on: Callable[..., bool]) -> None:
         found = by_file.get(r.path)
         if found is None:
             found = _by_line(r.suppressions) if r.suppressions is not None else inline_suppressions(r.path)
-        for line, (rules, col) in found.items():
-            at = Location(r.path, abs(line), col)
-            if not rules:
-                kept.append(Finding(UNUSED_SUPPRESSION.id, UNUSED_SUPPRESSION.severity,
-                                    "suppression comment names no rule: write `pipelint: ignore[RULE]`",
-                                    at, plugin="pipelint",
-                                    help=f"name the rule: `// pipelint: ignore[RULE]` on line {abs(line)}"))
-            for rule in sorted(rules):
-                if (r.path, line, rule) not in used and on(rule, r.path):
-                    kept.append(Finding(UNUSED_SUPPRESSION.id, UNUSED_SUPPRESSION.severity,
-                                        f"suppression of {rule} matches no finding",
-                                        at, plugin="pipelint",
-                                        help=f"remove `{rule}` from the comment on line {abs(line)}"))
+        kept.extend(_unused(r.path, found, used, on))
     report.findings = kept
+
+
+def _comment_for(f: Finding, sup: dict[int, tuple[set[str], int]]) -> int | None:
+    """The line of the comment that suppresses `f`: on its line or the line before, else a
+    `// pipelint: ignore-file[RULE]` anywhere (kept under minus its line)."""
+    for line in (f.location.line, f.location.line - 1):
+        if f.rule in sup.get(line, (set(), 0))[0]:
+            return line
+    return next((line for line, (rules, _) in sup.items() if line < 0 and f.rule in rules), None)
+
+
+def _unused(path: str, found: dict[int, tuple[set[str], int]], used: set[tuple[str, int, str]],
+            on: Callable[..., bool]) -> list[Finding]:
+    """`unused-suppression` findings: comments that name no rule, or a rule that matched nothing."""
+    from .core_rules import UNUSED_SUPPRESSION
+
+    out = []
+    for line, (rules, col) in found.items():
+        at = Location(path, abs(line), col)
+        if not rules:
+            out.append(Finding(UNUSED_SUPPRESSION.id, UNUSED_SUPPRESSION.severity,
+                               "suppression comment names no rule: write `pipelint: ignore[RULE]`",
+                               at, plugin="pipelint",
+                               help=f"name the rule: `// pipelint: ignore[RULE]` on line {abs(line)}"))
+        for rule in sorted(rules):
+            if (path, line, rule) not in used and on(rule, path):
+                out.append(Finding(UNUSED_SUPPRESSION.id, UNUSED_SUPPRESSION.severity,
+                                   f"suppression of {rule} matches no finding", at, plugin="pipelint",
+                                   help=f"remove `{rule}` from the comment on line {abs(line)}"))
+    return out
 
 
 def _read_baseline(path: str) -> tuple[set[str], bool]:
