@@ -17,7 +17,7 @@ from pipelint.model import Event, KernelModel
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import IssueKind as I
 from pipelint.model.mbarrier import ProtocolIssue
-from pipelint.model.placement import point, statement_after, statement_of
+from pipelint.model.placement import after_in_loop, point, statement_after, statement_of
 
 RULES = (
     Rule("mbarrier-arrival-count", "MBarrierArrivalCount",
@@ -154,20 +154,20 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
 
 def _missing_release(kernel: KernelModel, wait: Event) -> tuple[Event, A.Node] | None:
     """For a wait on a barrier no one arrives on: the read whose release is missing, and where
-    its arrive belongs.  The waiting role next overwrites a slot (a TMA load, a store); the
-    other role's last read of that slot in one iteration is what the barrier should release."""
-    target = None
+    its arrive belongs.  The waiting role next overwrites slots (TMA loads, stores) until its
+    next wait: the barrier guards all of them.  The other roles' last read of *any* of those
+    slots in one iteration is what the barrier should release; the arrive goes after it, in
+    the body of the reader's pipelined loop (out of the inner loops around the read)."""
+    targets = set()
     for e in kernel.trace.after(wait):
         if e.kind == K.MBAR_WAIT:
             break                   # only what this wait guards: the writes before the next wait
         if e.buffer and e.access in ("async", "write"):
-            target = e
-            break
-    if target is None:
+            targets.add((e.buffer, kernel.slot(e)))
+    if not targets:
         return None
-    slot = kernel.slot(target)
     reads = [e for role, evs in enumerate(kernel.trace.events) if role != wait.role for e in evs
-             if e.buffer == target.buffer and e.access == "read" and kernel.slot(e) == slot]
+             if e.access == "read" and (e.buffer, kernel.slot(e)) in targets]
     if not reads:
         return None
     first_it = reads[0].iteration
@@ -177,8 +177,9 @@ def _missing_release(kernel: KernelModel, wait: Event) -> tuple[Event, A.Node] |
 
 
 def _release_spot(kernel: KernelModel, read: Event) -> A.Node | None:
-    """The statement before which the reader's release (arrive) goes: right after the read, or
-    after the completion wait of an asynchronous MMA that reads until then."""
+    """The statement before which the reader's release (arrive) goes: after the read (or after the
+    completion wait of an asynchronous MMA that reads until then), in the body of the reader's
+    pipelined loop."""
     anchor = read.node
     for e in kernel.trace.after(read):
         if e.kind in (K.MBAR_WAIT, K.MBAR_ARRIVE):
@@ -186,7 +187,9 @@ def _release_spot(kernel: KernelModel, read: Event) -> A.Node | None:
         if e.kind == K.WGMMA_WAIT:
             anchor = e.node
             break
-    return statement_after(kernel.func, anchor)
+    loop = kernel.trace.loops.get(read.loop_id) if read.loop_id is not None else None
+    return after_in_loop(kernel.func, anchor, loop.node if loop is not None else None) or \
+        statement_after(kernel.func, anchor)
 
 
 def _help(kernel: KernelModel, issue: ProtocolIssue) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pipelint import hookimpl
 from pipelint.checks import hazards_for, make_finding, rules_by_id
+from pipelint.cuda import ast as A
 from pipelint.cuda.parser import ParsedFile
 from pipelint.findings import Finding, Rule, Severity
 from pipelint.model import KernelModel
@@ -107,6 +108,21 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
                       + (" (before the wait, after the copies)" if wait is not None else "")
                       if spot is not None else "insert tl::cp_async_commit(); after the last cp.async"),
                 at=point(statement_of(kernel.func, spot)) if spot is not None else None))
+        elif h.kind == H.WAIT_UNCOMMITTED and id(h.first.node) not in uncommitted_reported:
+            uncommitted_reported.add(id(h.first.node))
+            assert h.wait is not None
+            spot = _commit_spot(kernel, h.first)
+            out.append(make_finding(
+                _R["uncommitted-copy"], path, kernel, h.first.node,
+                f"missing cp_async_commit: cp.async into {h.first.buffer} at line {h.first.node.span.line} "
+                f"(iteration {h.first.where}) is still uncommitted when cp_async_wait<{h.wait.value}> at line "
+                f"{h.wait.node.span.line} runs, and wait_group never waits for uncommitted copies; it is read "
+                f"at line {h.second.node.span.line} (iteration {h.second.where}) before any wait completes it",
+                [(h.first.node, f"the copy into {h.first.buffer}, not yet in a group"),
+                 (h.wait.node, "the wait that does not wait for it"),
+                 (h.second.node, "read of the copied data")],
+                help=f"insert tl::cp_async_commit(); after the copies, before line {spot.span.line}",
+                at=point(spot)))
         elif h.kind in (H.DRAIN, H.EXIT_IN_FLIGHT):
             what = "the kernel ends" if h.kind == H.EXIT_IN_FLIGHT else "the same bytes are written"
             out.append(make_finding(
@@ -114,7 +130,9 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
                 f"cp.async group {h.group} into {h.first.buffer} is still in flight when {what}",
                 [(h.first.node, "the in-flight copy")],
                 help=f"insert tl::cp_async_wait<0>(); before line {h.second.node.span.line}"))
-    for ev, best in kernel.cp_async.wait_depths.values():
+    _, claims = kernel.cp_async.claims         # verified together with the barrier claims
+    for key, best in claims.items():
+        ev = kernel.cp_async.wait_depths[key][0]
         if best is None:
             out.append(make_finding(
                 _R["redundant-wait"], path, kernel, ev.node,
@@ -129,6 +147,16 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
                 f"group(s) overlap with compute",
                 help=f"change cp_async_wait<{ev.value}> to cp_async_wait<{best}> at line {ev.node.span.line}"))
     return out
+
+
+def _commit_spot(kernel: KernelModel, copy: Event) -> A.Node:
+    """Where the missing commit goes: the statement after the copies (after the unrolled copy loop),
+    inside the pipelined loop that issues them; at the end of its body, the copy's statement."""
+    after = statement_after(kernel.func, copy.node)
+    loop = kernel.trace.loops.get(copy.loop_id) if copy.loop_id is not None else None
+    if after is not None and (loop is None or after.span.line <= loop.node.span.end_line):
+        return after
+    return statement_of(kernel.func, copy.node)
 
 
 def _next_wait(kernel: KernelModel, ev: Event) -> Event | None:

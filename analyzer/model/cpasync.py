@@ -61,6 +61,7 @@ class _Write:
     group: int | None = None
     complete: bool = False
     visible: bool = False
+    skipped_by: Event | None = None     # a wait that ran while this copy was still uncommitted
 
 
 @dataclass
@@ -246,6 +247,11 @@ class _Sim:
         self.pending = []
 
     def on_wait(self, ev: Event) -> None:
+        # cp.async.wait_group waits for committed groups only: copies no commit has closed yet
+        # are not waited for at all, whatever N is
+        for w in self.pending:
+            if w.skipped_by is None:
+                w.skipped_by = ev
         n = self.waits.get(id(ev.node), ev.value)
         if n is None:
             return
@@ -327,6 +333,10 @@ class _Sim:
             elif w is not None and w.is_async:
                 if w.group is None:
                     self.hazard(H.RAW_UNCOMMITTED, w.event, ev)
+                elif not w.complete and w.skipped_by is not None:
+                    # the wait that should complete it ran before any commit closed its group
+                    self.hazard(H.WAIT_UNCOMMITTED, w.event, ev, group=w.group, wait=w.skipped_by,
+                                commit=self.commits.get(w.group))
                 elif not w.complete:
                     self.hazard(H.RAW_INCOMPLETE, w.event, ev, group=w.group,
                                 groups_in_flight=self.group - self.complete_upto, wait=self.last_wait,
@@ -455,23 +465,32 @@ class CpAsyncAnalysis:
     @functools.cached_property
     def claims(self) -> tuple[frozenset[int], dict[int, int | None]]:
         """(barrier nodes that can go, wait nodes -> the depth they can take, None: the wait can
-        go): every claim checked *together*, for the kernel as a whole.  Nothing is claimed when
-        some access is not modelled (`unmodelled`)."""
+        go): every claim checked *together*, for the kernel as a whole.  Where the set is not
+        safe as a whole, the claims worth least are withdrawn first (barriers outside the
+        pipelined loop, then waits, then barriers in the loop) until it is.  Nothing is claimed
+        when some access is not modelled (`unmodelled`)."""
         if self.unmodelled is not None:
             return frozenset(), {}
-        barriers = frozenset(id(n) for n in self.sync_nodes if id(n) not in self.barrier_roles)
+        in_loop = {id(ev.node) for ev in self.model.trace.all_events() if ev.kind == K.SYNC and ev.iteration}
+        barriers = {id(n) for n in self.sync_nodes if id(n) not in self.barrier_roles}
         waits = {key: best for key, (ev, best) in self.wait_depths.items()
                  if best is None or (ev.value is not None and best > ev.value)}
-        order = sorted(waits, key=lambda k: self.wait_depths[k][0].node.span.line)
+        line = {id(n): n.span.line for n in self.sync_nodes}
+        line.update({k: ev.node.span.line for k, (ev, _) in self.wait_depths.items()})
+        # least valuable last in this list, so they are popped first
+        order = ([("barrier", k) for k in sorted(barriers & in_loop, key=line.get)]
+                 + [("wait", k) for k in sorted(waits, key=line.get)]
+                 + [("barrier", k) for k in sorted(barriers - in_loop, key=line.get)])
         base = {k for found in self.plain_base for k in found}
         while True:
             trial = {k: (WAIT_REMOVED if b is None else b) for k, b in waits.items()}
             new = {k for events in self.model.trace.events
-                   for k in _Sim(self.model, True, barriers, trial).run(events)} - base
+                   for k in _Sim(self.model, True, frozenset(barriers), trial).run(events)} - base
             if not new or not order:
                 break
-            waits.pop(order.pop())      # the latest claim goes first, until the set is safe
-        return barriers, waits
+            what, key = order.pop()
+            (barriers.discard if what == "barrier" else waits.pop)(key)
+        return frozenset(barriers), waits
 
     def redundant_barriers(self) -> list[A.Node]:
         barriers, _ = self.claims
@@ -488,7 +507,7 @@ class CpAsyncAnalysis:
         base_hazards = self.simulate()
         base = set(base_hazards)
         result: dict[int, tuple[Event, int | None]] = {}
-        if any(h.kind in (H.RAW_INCOMPLETE, H.RAW_UNCOMMITTED) for h in base_hazards.values()):
+        if any(h.kind in (H.RAW_INCOMPLETE, H.RAW_UNCOMMITTED, H.WAIT_UNCOMMITTED) for h in base_hazards.values()):
             return result  # already too shallow or uncommitted: depth advice would mislead
         for ev in self.model.trace.all_events():
             if ev.kind != K.WAIT or ev.value is None or not ev.iteration or id(ev.node) in result:

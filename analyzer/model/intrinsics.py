@@ -60,6 +60,8 @@ class HazardKind(StrEnum):
 
     RAW_INCOMPLETE = "raw-incomplete"        # read of a copy its wait left in flight
     RAW_UNCOMMITTED = "raw-uncommitted"      # read of a copy no commit put in a group
+    WAIT_UNCOMMITTED = "wait-uncommitted"    # a wait ran while the copy was uncommitted; it is read
+                                             # before any later wait completes it
     RAW_UNSYNCED = "raw-unsynced"            # read of other threads' completed copy, no barrier
     RAW_PLAIN = "raw-plain"                  # read of other threads' plain store, no barrier
     WAR_UNSYNCED = "war-unsynced"            # copy over bytes other threads may still read
@@ -75,6 +77,7 @@ class HazardKind(StrEnum):
 HAZARD_RULES: dict[HazardKind, str] = {
     HazardKind.RAW_INCOMPLETE: "wait-too-shallow",
     HazardKind.RAW_UNCOMMITTED: "uncommitted-copy",
+    HazardKind.WAIT_UNCOMMITTED: "uncommitted-copy",
     HazardKind.EXIT_UNCOMMITTED: "uncommitted-copy",
     HazardKind.DRAIN: "missing-drain",
     HazardKind.EXIT_IN_FLIGHT: "missing-drain",

@@ -88,3 +88,24 @@ def point(stmt: A.Node) -> A.Span:
     """The first line of a statement, for a finding that says "insert before this"."""
     s = stmt.span
     return s if s.line == s.end_line else A.Span(s.line, s.column, s.line, s.column + 1)
+
+
+def after_in_loop(func: A.FunctionDef, node: A.Node, loop: A.For | None) -> A.Node | None:
+    """The statement after the one holding `node`, out of the inner *loops* around it but not
+    out of `loop` (blocks and branches are not climbed out of unless they end there): where
+    something that must follow every use of `node` in one iteration of `loop` goes (None at the
+    end of the body).  Without a loop, `statement_after`."""
+    path = statement_path(func, node)
+    start = next((j for j, (b, _) in enumerate(path) if loop is not None and b is loop.body), None)
+    if start is None:
+        return statement_after(func, node)
+    chosen = path[start]
+    for step in path[start:]:
+        chosen = step
+        if isinstance(step[0].body[step[1]], (A.For, A.While)):
+            break                    # the use repeats inside an inner loop: after the whole loop
+    block, index = chosen
+    after = statement_after(func, block.body[index])
+    if after is None or not _contains(loop.body.span, after.span):
+        return None
+    return after

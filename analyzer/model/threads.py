@@ -145,7 +145,7 @@ def footprint(recipe: LaneRecipe, evaluator) -> Footprint | None:
         return _CACHE[key]
     names = [n for n, _ in recipe.ranges]
     axes = [range(lo, hi + 1) for _, (lo, hi) in recipe.ranges]
-    points = math.prod(len(a) for a in axes) if axes else 1
+    points = math.prod(max(0, a.stop - a.start) for a in axes) if axes else 1
     out: Footprint | None = None
     if points * count(recipe.threads) <= MAX_POINTS:
         out = {}
@@ -271,7 +271,7 @@ def collisions(recipe: LaneRecipe, evaluator, limit: int = 8) -> list[tuple[dict
     when every byte of the access belongs to one thread: a store no other thread repeats."""
     names = [n for n, _ in recipe.ranges]
     axes = [range(lo, hi + 1) for _, (lo, hi) in recipe.ranges]
-    if math.prod(len(a) for a in axes) * count(recipe.threads) > MAX_POINTS:
+    if math.prod(max(0, a.stop - a.start) for a in axes) * count(recipe.threads) > MAX_POINTS:
         return None
     owner: dict[int, tuple[int, dict]] = {}
     found: list[tuple[dict, dict]] = []
@@ -330,7 +330,7 @@ def collisions_between(a: LaneRecipe, b: LaneRecipe, evaluator, limit: int = 8,
 def _points(recipe: LaneRecipe, evaluator) -> list[tuple[int, dict]] | None:
     names = [n for n, _ in recipe.ranges]
     axes = [range(lo, hi + 1) for _, (lo, hi) in recipe.ranges]
-    if math.prod(len(x) for x in axes) * count(recipe.threads) > MAX_POINTS:
+    if math.prod(max(0, x.stop - x.start) for x in axes) * count(recipe.threads) > MAX_POINTS:
         return None
     out = []
     for t in members(recipe.threads):

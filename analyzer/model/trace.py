@@ -403,7 +403,7 @@ class TraceBuilder:
             return memo[key]
         local = dict(env)
         axes = [range(lo, hi + 1) for lo, hi in loop_vars.values()]
-        if math.prod(len(a) for a in axes) * active.bit_count() > MAX_GUARD_POINTS:
+        if math.prod(max(0, a.stop - a.start) for a in axes) * active.bit_count() > MAX_GUARD_POINTS:
             memo[key] = None
             return None
         taken = skipped = 0
