@@ -36,6 +36,32 @@ COVERAGE = {
                          "synchronises) that `pipelint/model/intrinsics.py` does not list:\n\n```\n"
                          "k.cu:88:7: note[unknown-intrinsic] tl::my_copy is not in pipelint's intrinsics table: "
                          "its effect on shared memory and barriers is not modelled\n```",
+    "shared-race": "TileLang 0.1.15's output for FLA's `chunk_bwd_dqkwg` (fla-org/flash-linear-attention, "
+                   "`chunk_bwd.py` line 131) runs `s_dg_last_acc[0] += ...` in every consumer thread with no "
+                   "guard: a read-modify-write of one shared float by many threads. compute-sanitizer racecheck "
+                   "confirms it on an H200 (`docs/validation/raw_launch.md`, case b):\n\n```\n"
+                   "fla__chunk_bwd__chunk_bwd_dqkwg_sm_80.cu:240:5: error[shared-race] race on s_dg_last_acc: "
+                   "the read-modify-write at line 240 is run by several threads (threads 0-127) on the same "
+                   "bytes, so one thread may read before or after another's store (RAW/WAR) with no ordering "
+                   "between them\n```\n\nThreads that read back exactly the bytes they stored themselves "
+                   "are never reported (a thread sees its own stores in program order), nor are stores that "
+                   "several threads repeat with the same value (TileLang's replicated stores).",
+    "shared-write-race": "A copy-in that writes `As[tx]` and a fill that writes `As[tx + 10]` with no barrier "
+                         "between: thread 10's and thread 0's stores to `As[10]` race, and the final value is "
+                         "whichever lands last (`tests/test_every_access.py`).",
+    "barrier-scope": "TileLang 0.1.15's own example `warp_specialize/example_warp_specialize_gemm_copy_gemm_0_1.py`: "
+                     "all 256 threads store `A_shared`, then each warp group syncs only itself with "
+                     "`tl::__sync_thread_partial(3, 128)` and reads rows the other group stored. With the first "
+                     "group delayed, the H200 gives NaN in a quarter of the output and racecheck reports the "
+                     "cross-group hazard (`docs/validation/real_hazards.md`):\n\n```\n"
+                     "copy_gemm_0_1_sm_80.cu:65:7: error[barrier-scope] RAW race on A_shared/A_shared: the named "
+                     "barrier at line 65 orders only threads 128-255, not threads 0-127 that accessed it at "
+                     "line 52 (outside the pipelined loop)\n```",
+    "race-undecided": "One note per kernel, naming the accesses whose race could not be decided and why (an "
+                      "index that cannot be evaluated, a call that is not modelled and receives a shared "
+                      "pointer, writers that a condition on data selects). DeepSeek's top-k selector in "
+                      "TileLang's examples writes `s_threshold_bin_id[0] = tx` under a condition on the "
+                      "histogram: which threads take it depends on the data.",
     "mbarrier-not-analyzed": "On TileLang's 2-CTA tcgen05 GEMMs (`T.gemm(..., use_2cta=True)` on sm_100), where "
                              "`loaded[k].arrive(0u)` arrives on CTA 0's barrier from both CTAs.",
 }
