@@ -143,8 +143,8 @@ def _divergent(kernel, path):
         if key in unsure:
             out.append(make_finding(
                 _R["divergent-barrier"], path, kernel, node,
-                f"__syncthreads under a condition pipelint cannot evaluate per thread: whether every "
-                f"thread of the block reaches it is not decided", severity=Severity.NOTE,
+                "__syncthreads under a condition pipelint cannot evaluate per thread: whether every "
+                "thread of the block reaches it is not decided", severity=Severity.NOTE,
                 help="nothing to change if the condition is the same for every thread of the block"))
         elif balanced:
             out.append(make_finding(

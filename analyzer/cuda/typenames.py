@@ -59,7 +59,8 @@ def declared_types(source: str) -> frozenset[str]:
 
 # A type name used as a variable: declared right after a type (`int half = ...`), or followed by
 # what only follows a value (`half = `, `A[half]`, `half + 1`, `half;`).
-_VALUE_FOLLOWS = re.compile(r"[ \t]*(?:=(?!=)|[-+*/%&|^]=|\]|;|\.(?!\.)|->|\+(?!\+)|%|/(?![/*])|==|!=|>>|<<|\?|&&|\|\|)")
+_VALUE_FOLLOWS = re.compile(r"[ \t]*(?:=(?!=)|[-+*/%&|^]=|\]|;|\.(?!\.)|->|\+(?!\+)|%|/(?![/*])"
+                            r"|==|!=|>>|<<|\?|&&|\|\|)")
 _AFTER_A_TYPE = re.compile(r"\b([A-Za-z_]\w*)[ \t]*\Z")
 _C_TYPES = frozenset("int float double char short long bool unsigned signed auto void".split())
 _QUALIFIERS = frozenset("const volatile static extern register inline __shared__ __restrict__ return "

@@ -475,12 +475,16 @@ class CpAsyncAnalysis:
         barriers = {id(n) for n in self.sync_nodes if id(n) not in self.barrier_roles}
         waits = {key: best for key, (ev, best) in self.wait_depths.items()
                  if best is None or (ev.value is not None and best > ev.value)}
-        line = {id(n): n.span.line for n in self.sync_nodes}
-        line.update({k: ev.node.span.line for k, (ev, _) in self.wait_depths.items()})
+        lines = {id(n): n.span.line for n in self.sync_nodes}
+        lines.update({k: ev.node.span.line for k, (ev, _) in self.wait_depths.items()})
+
+        def line(key: int) -> int:
+            return lines.get(key, 0)
+
         # least valuable last in this list, so they are popped first
-        order = ([("barrier", k) for k in sorted(barriers & in_loop, key=line.get)]
-                 + [("wait", k) for k in sorted(waits, key=line.get)]
-                 + [("barrier", k) for k in sorted(barriers - in_loop, key=line.get)])
+        order = ([("barrier", k) for k in sorted(barriers & in_loop, key=line)]
+                 + [("wait", k) for k in sorted(waits, key=line)]
+                 + [("barrier", k) for k in sorted(barriers - in_loop, key=line)])
         base = {k for found in self.plain_base for k in found}
         while True:
             trial = {k: (WAIT_REMOVED if b is None else b) for k, b in waits.items()}

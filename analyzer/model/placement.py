@@ -106,6 +106,6 @@ def after_in_loop(func: A.FunctionDef, node: A.Node, loop: A.For | None) -> A.No
             break                    # the use repeats inside an inner loop: after the whole loop
     block, index = chosen
     after = statement_after(func, block.body[index])
-    if after is None or not _contains(loop.body.span, after.span):
+    if after is None or loop is None or not _contains(loop.body.span, after.span):
         return None
     return after

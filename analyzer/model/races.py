@@ -95,6 +95,7 @@ class RaceRecorder(AccessRecorder):
 
     def conflict(self, old: _Access, r: int, ev: Event, write: bool) -> None:
         kind = H.WAW_PLAIN if write and old.write else (H.RAW_PLAIN if old.write else H.WAR_PLAIN)
+        certain: bool | None
         if old.event.kind == K.MBAR_INIT or ev.kind == K.MBAR_INIT:
             certain = True         # one barrier word: the same bytes whoever touches it
         elif kind == H.WAW_PLAIN and old.event.node is ev.node and old.event.iteration == ev.iteration:

@@ -62,16 +62,16 @@ def lowest(threads: ThreadSet) -> int | None:
 def describe(threads: ThreadSet) -> str:
     """`threads 0-31, 64`: contiguous runs, for messages."""
     runs: list[str] = []
-    start = prev = None
+    start = prev = -2
     for t in members(threads):
-        if start is None:
+        if start < 0:
             start = prev = t
         elif t == prev + 1:
             prev = t
         else:
             runs.append(f"{start}-{prev}" if start != prev else str(start))
             start = prev = t
-    if start is not None:
+    if start >= 0:
         runs.append(f"{start}-{prev}" if start != prev else str(start))
     return "threads " + ", ".join(runs) if runs else "no thread"
 

@@ -309,7 +309,7 @@ class TraceBuilder:
             d.name for decl in index.declarations if not decl.has("__shared__") and not decl.has("extern")
             for d in decl.declarators if not d.pointer and _INTEGER_TYPE.match(decl.type))
         self._inert: dict[int, bool] = memo["inert"]
-        self._masks: dict[tuple, ThreadSet | None] = memo.setdefault("masks", {})
+        self._masks: dict[tuple, tuple[ThreadSet, ThreadSet] | None] = memo.setdefault("masks", {})
         self.loops: dict[int, LoopInfo] = {}
         self.truncated = False
         self.unknown: dict[str, A.Call] = {}      # tl:: calls the intrinsics table does not know
@@ -717,7 +717,7 @@ class _RoleWalker:
         per_thread = (lanes or kind == K.CP_ASYNC) and not possible and ref.index is not None
         collective = kind == K.SMEM and not per_thread and not possible and ref.index is not None
         unknown = per_thread and extent is None
-        if (per_thread or collective) and extent is not None:
+        if (per_thread or collective) and extent is not None and ref.index is not None:
             guards = tuple(self.guards)
             names = sorted(set(_names_of(ref.index)).union(*(_names_of(g) for g, _ in guards)))
             recipe = LaneRecipe(ref.index, ref.elem_bytes, width,
