@@ -163,7 +163,9 @@ def test_guard_hoisted_store_and_cross_warp_read_race():
     "loop-carried WAR missed: in guard_hoisted the loop body has no barrier and is traced once "
     "(3 events: the sync at 29, the store at 35, the read at 37), so iteration k's read of "
     "S[((tx>>2)+8)&31] by thread t and iteration k+1's store of that entry by thread (t+32)%128 "
-    "(line 35) are never compared; only the RAW 35->37 is reported, whose fix leaves the WAR"))
+    "(line 35) are never compared; only the RAW 35->37 is reported, whose fix leaves the WAR. racecheck on an "
+    "H200 (benchmarks/validation/classes.json) reports both: 'Read kernel.cu:37 vs Write kernel.cu:35' x1792 "
+    "and 'Write 35 vs Read 37' x128"))
 def test_guard_hoisted_exact_findings_include_the_loop_carried_war():
     war = [f for f in _report(HOISTED) if f.rule == "shared-race" and f.message.startswith("WAR race")]
     assert len(war) == 1 and {35, 37} <= {loc.line for loc in war[0].related}
