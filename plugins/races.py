@@ -57,6 +57,16 @@ RULES = (
          "named barrier whose count includes them).", ("correctness", "race"),
          rationale="A warp-group barrier orders only the threads that execute it. Data written by the whole "
                    "block and read by one warp group after its own barrier is still racing with the others."),
+    Rule("global-race", "GlobalRace",
+         "Threads of one block hand data through global memory with no barrier between",
+         "A thread of the block stores to (or atomically updates) global memory that another thread of "
+         "the same block loads or stores, with no barrier both take part in between. `__syncthreads` "
+         "orders a block's global accesses as it orders its shared ones. Threads of different blocks "
+         "are out of scope: nothing inside a kernel orders them.",
+         Severity.ERROR, "Put `__syncthreads()` between the store and the load (and, across blocks, use "
+         "a grid-wide synchronisation or separate kernels).", ("correctness", "race"),
+         rationale="Workspaces, in-place updates and atomics followed by reads pass data between threads "
+                   "through global memory; within a block they need the same barrier as shared memory."),
     Rule("race-undecided", "RaceUndecided",
          "Whether some shared accesses race could not be decided",
          "The model could not decide whether two threads meet on some shared bytes: an index it "
@@ -78,6 +88,7 @@ def pipelint_rules() -> tuple[Rule, ...]:
 @hookimpl
 def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> list[Finding]:
     hazards = list(kernel.cp_async.plain_hazards) + list(kernel.races.hazards)
+    handoff = list(kernel.global_handoff.hazards)
     seen: set[tuple] = set()
     out: list[Finding] = []
     undecided: list[Hazard] = []
@@ -96,9 +107,29 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
             undecided.append(h)
             continue
         out.append(_finding(kernel, path, h))
+    for h in handoff:
+        if h.certain:
+            out.append(_global_finding(kernel, path, h))
+        else:
+            undecided.append(h)
     if undecided:
         out.append(_undecided(kernel, path, undecided))
     return out
+
+
+def _global_finding(kernel: KernelModel, path: str, h: Hazard) -> Finding:
+    a, b = h.first, h.second
+    who_a, who_b = _who(kernel, h)
+    kind = _KIND[h.kind]
+    spot = statement_before(kernel.func, a.node, b.node)
+    return make_finding(
+        _R["global-race"], path, kernel, b.node,
+        f"{kind} race on global memory {h.buffer} within a block: {who_b} access it at line {b.node.span.line} "
+        f"bytes that {who_a} {'wrote' if h.kind != H.WAR_PLAIN else 'read'} at line {a.node.span.line}, "
+        f"with no barrier between",
+        [(a.node, f"{'store' if h.kind != H.WAR_PLAIN else 'load'} of {h.buffer} by {who_a}"),
+         (b.node, f"{'load' if h.kind == H.RAW_PLAIN else 'store'} of {h.buffer} by {who_b}")],
+        help=f"insert __syncthreads(); before line {spot.span.line}", at=point(spot))
 
 
 def _who(kernel: KernelModel, h: Hazard) -> tuple[str, str]:

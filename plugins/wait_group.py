@@ -15,7 +15,14 @@ from pipelint.findings import Finding, Rule, Severity
 from pipelint.model import KernelModel
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
-from pipelint.model.placement import point, statement_after, statement_before, statement_of
+from pipelint.model.placement import (
+    after_in_loop,
+    point,
+    statement_after,
+    statement_before,
+    statement_of,
+    statement_path,
+)
 from pipelint.model.trace import Event
 
 RULES = (
@@ -96,6 +103,7 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
             uncommitted_reported.add(id(h.first.node))
             tail = ("it is read" if h.kind == H.RAW_UNCOMMITTED else "the kernel ends")
             wait = _next_wait(kernel, h.first)
+            at = _commit_spot(kernel, h.first)
             spot = wait.node if wait is not None else statement_after(kernel.func, h.first.node)
             related = [(h.first.node, f"the uncommitted cp.async into {h.first.buffer}")]
             if h.kind == H.RAW_UNCOMMITTED:
@@ -104,10 +112,9 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
                 _R["uncommitted-copy"], path, kernel, h.first.node,
                 f"missing cp_async_commit: cp.async into {h.first.buffer} at line {h.first.node.span.line} "
                 f"(iteration {h.first.where}) is never committed before {tail}", related,
-                help=(f"insert tl::cp_async_commit(); before line {spot.span.line}"
-                      + (" (before the wait, after the copies)" if wait is not None else "")
-                      if spot is not None else "insert tl::cp_async_commit(); after the last cp.async"),
-                at=point(statement_of(kernel.func, spot)) if spot is not None else None))
+                help=_commit_help(kernel, h.first) + (" (after the copies, before the wait)"
+                                                     if wait is not None else " (after the copies)"),
+                at=at))
         elif h.kind == H.WAIT_UNCOMMITTED and id(h.first.node) not in uncommitted_reported:
             uncommitted_reported.add(id(h.first.node))
             assert h.wait is not None
@@ -121,8 +128,24 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
                 [(h.first.node, f"the copy into {h.first.buffer}, not yet in a group"),
                  (h.wait.node, "the wait that does not wait for it"),
                  (h.second.node, "read of the copied data")],
-                help=f"insert tl::cp_async_commit(); after the copies, before line {spot.span.line}",
-                at=point(spot)))
+                help=_commit_help(kernel, h.first) + " (after the copies)",
+                at=spot))
+        elif h.kind == H.GROUP_MERGED and id(h.first.node) not in uncommitted_reported:
+            uncommitted_reported.add(id(h.first.node))
+            spot = _commit_spot(kernel, h.first, h.boundary)
+            out.append(make_finding(
+                _R["uncommitted-copy"], path, kernel, h.first.node,
+                f"missing cp_async_commit: the copies into {h.first.buffer} slot {kernel.slot(h.first)} (last at "
+                f"line {h.first.node.span.line}) share commit group {h.group} with the next stage's copies, so "
+                f"cp_async_wait<{h.wait.value if h.wait else '?'}> counts one group too few and the read at line "
+                f"{h.second.node.span.line} (iteration {h.second.where}) finds them in flight",
+                [(h.first.node, f"last copy into {h.first.buffer} slot {kernel.slot(h.first)}")]
+                + ([(h.commit.node, f"the commit that closes group {h.group}")] if h.commit else [])
+                + ([(h.wait.node, "the wait that counts groups")] if h.wait else [])
+                + [(h.second.node, "read of the copied data")],
+                help=_commit_help(kernel, h.first, h.boundary) + f" (after the copies into {h.first.buffer} slot "
+                                                     f"{kernel.slot(h.first)})",
+                at=spot))
         elif h.kind in (H.DRAIN, H.EXIT_IN_FLIGHT):
             what = "the kernel ends" if h.kind == H.EXIT_IN_FLIGHT else "the same bytes are written"
             out.append(make_finding(
@@ -149,14 +172,73 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
     return out
 
 
-def _commit_spot(kernel: KernelModel, copy: Event) -> A.Node:
-    """Where the missing commit goes: the statement after the copies (after the unrolled copy loop),
-    inside the pipelined loop that issues them; at the end of its body, the copy's statement."""
-    after = statement_after(kernel.func, copy.node)
-    loop = kernel.trace.loops.get(copy.loop_id) if copy.loop_id is not None else None
-    if after is not None and (loop is None or after.span.line <= loop.node.span.end_line):
-        return after
-    return statement_of(kernel.func, copy.node)
+def _commit_spot(kernel: KernelModel, copy: Event, boundary: Event | None = None) -> A.Span:
+    span, _ = _commit_place(kernel, copy, boundary)
+    return span
+
+
+def _commit_help(kernel: KernelModel, copy: Event, boundary: Event | None = None) -> str:
+    span, before = _commit_place(kernel, copy, boundary)
+    return f"insert tl::cp_async_commit(); {'before' if before else 'after'} line {span.line}"
+
+
+def _commit_place(kernel: KernelModel, copy: Event, boundary: Event | None = None) -> tuple[A.Span, bool]:
+    """Where the missing commit goes, and whether the span is the statement to insert *before*.
+
+    A group that merges two stages (`boundary`: the first copy of the second one): before the
+    statement holding that copy.  Otherwise after the copies: past the unrolled copy loops and
+    the statements that only finish loading the stage (a barrier, plain stores into shared
+    memory), before the first statement that reads, waits, commits or copies again; at the end
+    of the pipelined loop's body when the iteration ends first (the next iteration's wait, round
+    the back edge, does not see the copies)."""
+    if boundary is not None:
+        return point(statement_before(kernel.func, copy.node, boundary.node)), True
+    last = copy
+    for e in kernel.trace.after(copy):
+        if e.kind in (K.COMMIT, K.WAIT):
+            break
+        if e.kind == K.CP_ASYNC and e.iteration == copy.iteration:
+            last = e
+    info = kernel.trace.loops.get(last.loop_id) if last.loop_id is not None else None
+    loop = info.node if info is not None else _issuing_loop(kernel, last.node)
+    stmt = after_in_loop(kernel.func, last.node, loop)
+    while stmt is not None and _finishes_loading(kernel, stmt):
+        nxt = statement_after(kernel.func, stmt)
+        if nxt is None or (loop is not None and not _within(nxt.span, loop.body.span)):
+            stmt = None
+            break
+        stmt = nxt
+    if stmt is not None:
+        return point(stmt), True
+    if loop is not None and isinstance(loop.body, A.Compound) and loop.body.body:
+        s = loop.body.body[-1].span
+        return A.Span(s.end_line, 1, s.end_line, 2), False
+    return point(statement_of(kernel.func, last.node)), False
+
+
+def _issuing_loop(kernel: KernelModel, node: A.Node) -> A.For | None:
+    """The loop whose iterations issue a copy when the model walked it once (a loop without a wait
+    or commit): the innermost enclosing loop that does more than copy."""
+    loops = [block.body[i] for block, i in statement_path(kernel.func, node) if isinstance(block.body[i], A.For)]
+    for loop in reversed(loops):
+        if isinstance(loop.body, A.Compound) and len(loop.body.body) > 1:
+            return loop
+    return None
+
+
+def _finishes_loading(kernel: KernelModel, stmt: A.Node) -> bool:
+    """A statement that only ends a stage's loading: barriers and plain stores into shared memory,
+    no read of it, no copy, wait or commit."""
+    if kernel.index.of(stmt) - {K.SYNC}:
+        return False
+    span = stmt.span
+    inside = [e for e in kernel.trace.events[0] if _within(e.node.span, span)] if kernel.trace.events else []
+    return bool(inside) and all(e.kind == K.SYNC or (e.kind == K.SMEM and e.access == "write") for e in inside)
+
+
+def _within(inner: A.Span, outer: A.Span) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and \
+        (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)
 
 
 def _next_wait(kernel: KernelModel, ev: Event) -> Event | None:

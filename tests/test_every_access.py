@@ -22,7 +22,6 @@ benchmarks/validation/classes.json lists the same kernels for racecheck on a GPU
 """
 from __future__ import annotations
 
-import pytest
 from helpers import HANDWRITTEN, KERNELS
 
 from pipelint.cuda import parse
@@ -159,13 +158,6 @@ def test_guard_hoisted_store_and_cross_warp_read_race():
     assert raw.message.startswith("RAW race") and "wrote in S at line 35" in raw.message
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "loop-carried WAR missed: in guard_hoisted the loop body has no barrier and is traced once "
-    "(3 events: the sync at 29, the store at 35, the read at 37), so iteration k's read of "
-    "S[((tx>>2)+8)&31] by thread t and iteration k+1's store of that entry by thread (t+32)%128 "
-    "(line 35) are never compared; only the RAW 35->37 is reported, whose fix leaves the WAR. racecheck on an "
-    "H200 (benchmarks/validation/classes.json) reports both: 'Read kernel.cu:37 vs Write kernel.cu:35' x1792 "
-    "and 'Write 35 vs Read 37' x128"))
 def test_guard_hoisted_exact_findings_include_the_loop_carried_war():
     war = [f for f in _report(HOISTED) if f.rule == "shared-race" and f.message.startswith("WAR race")]
     assert len(war) == 1 and {35, 37} <= {loc.line for loc in war[0].related}
@@ -248,20 +240,16 @@ def test_atomic_adds_then_barrier_then_read_has_no_error_and_no_redundant_claim(
     assert [x for x in found if x[1] == "error"] == [] and _redundant(ATOMIC) == []
 
 
-@pytest.mark.xfail(strict=True, reason=UNKNOWN_ATOMIC + " (got race-undecided note at line 29, expected none)")
 def test_atomic_adds_then_barrier_then_read_exact_findings():
     assert _set(ATOMIC) == []
 
 
-@pytest.mark.xfail(strict=True, reason=UNKNOWN_ATOMIC + " (got only a race-undecided note at line 33; "
-                                                        "expected shared-race error at the read, line 35)")
 def test_atomic_adds_then_read_without_barrier_is_a_shared_race():
     _is_copy(ATOMIC_BUGGY, ATOMIC, deleted=[30])
     assert _line(ATOMIC_BUGGY, 35) == "B[((int)threadIdx.x)] = S[0];"
     assert _set(ATOMIC_BUGGY) == [("shared-race", "error", 35)]
 
 
-@pytest.mark.xfail(strict=True, reason=UNKNOWN_ATOMIC + " (got race-undecided note at line 29, expected none)")
 def test_two_atomics_on_one_address_without_barrier_exact_findings():
     assert _line(ATOMIC_TWICE, 29).startswith("AtomicAdd((&(S[0])), ")
     assert _line(ATOMIC_TWICE, 31).startswith("AtomicAdd((&(S[0])), ")

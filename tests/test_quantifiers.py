@@ -31,7 +31,7 @@ _HANDOFF = """extern "C" __global__ void __launch_bounds__(128) k(float* __restr
   buf[((int)threadIdx.x)] = 1.0f;
   for (int k = 0; k < {bound}; ++k) {{
     __syncthreads();
-    out[k] = out[k] + 1.0f;
+    out[((k * 128) + ((int)threadIdx.x))] = 2.0f;
   }}
   out[((int)threadIdx.x)] = buf[(127 - ((int)threadIdx.x))];
 }}
@@ -65,7 +65,7 @@ def test_a_hazard_some_positive_count_shows_stays_an_error_and_names_the_counts(
   __shared__ float buf[128];
   for (int k = 0; k < ((n + 63) >> 6); ++k) {
     __syncthreads();
-    buf[((int)threadIdx.x)] = out[k];
+    buf[((int)threadIdx.x)] = out[((k * 128) + ((int)threadIdx.x))];
   }
   out[((int)threadIdx.x)] = buf[(127 - ((int)threadIdx.x))];
 }

@@ -47,6 +47,7 @@ class Hazard:
     commit: Event | None = None    # the cp_async_commit that closed `group`
     certain: bool = True           # False: whether two different threads meet is undecided
     scope: Event | None = None     # a named barrier between them that one side takes no part in
+    boundary: Event | None = None  # a merged group: the first copy of the part after the missing commit
 
     @property
     def key(self) -> tuple:
@@ -97,6 +98,12 @@ class _Sim:
         self.commits: dict[int, Event] = {}
         self.hazards: dict[tuple, Hazard] = {}
         self.own_reads: set[str | None] = set()
+        # plain stores inside loops walked once: a later iteration's store by another thread may
+        # overwrite what an earlier iteration read (a loop-carried WAR), with no barrier in the loop
+        self.once_writes: dict[int, list[Event]] = {}
+        self.merged: dict[int, tuple[Event, Event | None]] = {}   # group -> (last copy before the
+                                                                   # missing commit, first one after)
+        self.order: dict[int, int] = {}         # event identity -> position in the role's trace
 
     def ranges(self, ev: Event, create: bool) -> list[_Range]:
         """The pieces of shared memory an event touches.
@@ -203,6 +210,7 @@ class _Sim:
         # Buffers this role reads itself: a slot it only fills may be consumed by
         # another role (a single MMA-issuing warp), which this walk cannot see.
         self.own_reads = {ev.buffer for ev in events if ev.kind == K.SMEM and ev.access == "read"}
+        self.order = {id(ev): n for n, ev in enumerate(events)}
         for ev in events:
             handler = handlers.get(ev.kind)
             if handler is not None:
@@ -224,7 +232,15 @@ class _Sim:
             return
         if ev.access == "read":
             self.read(ev)
+            if self.plain and ev.once:
+                for loop in ev.once:
+                    for earlier in self.once_writes.get(loop, ()):
+                        if earlier.node is not ev.node and earlier.buffer == ev.buffer:
+                            self.hazard(H.WAR_PLAIN, ev, earlier)
         elif self.plain or ev.access == "async":
+            if self.plain and ev.once and ev.access == "write":
+                for loop in ev.once:
+                    self.once_writes.setdefault(loop, []).append(ev)
             self.write(ev, is_async=False)
             if self.plain and ev.access != "atomic" and ev.lanes is not None and not ev.lanes.collective:
                 self.replicated_store(ev)
@@ -244,7 +260,40 @@ class _Sim:
         self.commits[self.group] = ev
         for w in self.pending:
             w.group = self.group
+        boundary = self._missing_boundary([w.event for w in self.pending if w.event.kind == K.CP_ASYNC])
+        if boundary is not None:
+            self.merged[self.group] = boundary
         self.pending = []
+
+    def _missing_boundary(self, copies: list[Event]) -> tuple[Event, Event | None] | None:
+        """The last copy before a commit this group lacks, or None when the group is one stage's.
+
+        A group holds copies the pipeline keeps apart: two stage slots of one buffer (a prologue
+        that fills stages 0 and 1 under one commit), or buffers the steady-state loop commits in
+        different groups (attention's K and V).  The commit belongs after the copies of the part
+        issued first."""
+        parts: dict[tuple, list[Event]] = {}
+        loop_groups = self.model.cp_async.loop_groups
+        for e in copies:
+            key = (e.buffer, self.model.slot(e)) if e.buffer in self.model.stages else (e.buffer, None)
+            parts.setdefault(key, []).append(e)
+        by_buffer: dict[str | None, set] = {}
+        for buffer, slot in parts:
+            by_buffer.setdefault(buffer, set()).add(slot)
+        split = [b for b, slots in by_buffer.items() if len(slots) > 1]
+        if not split and len({loop_groups.get(b) for b in by_buffer if b in loop_groups}) < 2:
+            return None
+        ordered = sorted(copies, key=lambda e: self.order.get(id(e), 0))
+        first = next((e for e in ordered if e.buffer in split), ordered[0]) if split else ordered[0]
+
+        def same_part(e: Event) -> bool:
+            if split:
+                return e.buffer != first.buffer or self.model.slot(e) == self.model.slot(first)
+            return loop_groups.get(e.buffer) == loop_groups.get(first.buffer)
+
+        nxt = next((e for e in ordered if not same_part(e)), None)
+        before = [e for e in ordered if nxt is None or self.order.get(id(e), 0) < self.order.get(id(nxt), 0)]
+        return before[-1], nxt
 
     def on_wait(self, ev: Event) -> None:
         # cp.async.wait_group waits for committed groups only: copies no commit has closed yet
@@ -264,6 +313,7 @@ class _Sim:
     def on_sync(self, ev: Event) -> None:
         if id(ev.node) in self.disabled:
             return
+        self.once_writes.clear()
         for w in self.writes:
             if w.complete:
                 w.visible = True
@@ -333,6 +383,10 @@ class _Sim:
             elif w is not None and w.is_async:
                 if w.group is None:
                     self.hazard(H.RAW_UNCOMMITTED, w.event, ev)
+                elif not w.complete and w.group in self.merged:
+                    last, nxt = self.merged[w.group]
+                    self.hazard(H.GROUP_MERGED, last, ev, group=w.group, wait=self.last_wait,
+                                commit=self.commits.get(w.group), boundary=nxt)
                 elif not w.complete and w.skipped_by is not None:
                     # the wait that should complete it ran before any commit closed its group
                     self.hazard(H.WAIT_UNCOMMITTED, w.event, ev, group=w.group, wait=w.skipped_by,
@@ -382,6 +436,25 @@ class CpAsyncAnalysis:
     @functools.cached_property
     def hazards(self) -> list[Hazard]:
         return list(self.simulate().values())
+
+    @functools.cached_property
+    def loop_groups(self) -> dict[str | None, int]:
+        """Which commit group of a steady-state iteration each buffer's copies go in (empty when
+        the loop commits one group per iteration): the partition a prologue should follow."""
+        events = self.model.trace.events[0] if self.model.trace.events else []
+        middle = self.model._steady_iteration(events)
+        if middle is None:
+            return {}
+        found: dict[str | None, int] = {}
+        group = 0
+        for ev in events:
+            if ev.iteration != middle:
+                continue
+            if ev.kind == K.COMMIT:
+                group += 1
+            elif ev.kind == K.CP_ASYNC:
+                found.setdefault(ev.buffer, group)
+        return found if len(set(found.values())) > 1 else {}
 
     @functools.cached_property
     def plain_base(self) -> list[dict[tuple, Hazard]]:
@@ -511,7 +584,8 @@ class CpAsyncAnalysis:
         base_hazards = self.simulate()
         base = set(base_hazards)
         result: dict[int, tuple[Event, int | None]] = {}
-        if any(h.kind in (H.RAW_INCOMPLETE, H.RAW_UNCOMMITTED, H.WAIT_UNCOMMITTED) for h in base_hazards.values()):
+        if any(h.kind in (H.RAW_INCOMPLETE, H.RAW_UNCOMMITTED, H.WAIT_UNCOMMITTED, H.GROUP_MERGED)
+               for h in base_hazards.values()):
             return result  # already too shallow or uncommitted: depth advice would mislead
         for ev in self.model.trace.all_events():
             if ev.kind != K.WAIT or ev.value is None or not ev.iteration or id(ev.node) in result:

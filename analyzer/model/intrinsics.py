@@ -20,6 +20,7 @@ class EventKind(StrEnum):
     """Every kind of event a role's trace holds: the closed set the analyses dispatch on."""
 
     SMEM = "smem"                          # a shared-memory access (Event.access says which)
+    GLOBAL = "global"                      # a global-memory access to a buffer the block writes and reads
     CP_ASYNC = "cp_async"                  # cp.async global -> shared copy
     COMMIT = "commit"                      # cp.async.commit_group
     WAIT = "wait"                          # cp.async.wait_group N
@@ -60,6 +61,9 @@ class HazardKind(StrEnum):
 
     RAW_INCOMPLETE = "raw-incomplete"        # read of a copy its wait left in flight
     RAW_UNCOMMITTED = "raw-uncommitted"      # read of a copy no commit put in a group
+    GROUP_MERGED = "group-merged"            # one commit group holds copies into two stage slots of a
+                                             # buffer (a commit between them is missing), and a read
+                                             # of the earlier slot finds its group in flight
     WAIT_UNCOMMITTED = "wait-uncommitted"    # a wait ran while the copy was uncommitted; it is read
                                              # before any later wait completes it
     RAW_UNSYNCED = "raw-unsynced"            # read of other threads' completed copy, no barrier
@@ -78,6 +82,7 @@ HAZARD_RULES: dict[HazardKind, str] = {
     HazardKind.RAW_INCOMPLETE: "wait-too-shallow",
     HazardKind.RAW_UNCOMMITTED: "uncommitted-copy",
     HazardKind.WAIT_UNCOMMITTED: "uncommitted-copy",
+    HazardKind.GROUP_MERGED: "uncommitted-copy",
     HazardKind.EXIT_UNCOMMITTED: "uncommitted-copy",
     HazardKind.DRAIN: "missing-drain",
     HazardKind.EXIT_IN_FLIGHT: "missing-drain",
@@ -150,9 +155,14 @@ INTRINSICS: dict[str, Intrinsic] = {
         "atomicMin_block", "tl::AtomicAdd", "tl::AtomicAddRet", "tl::AtomicMax", "tl::AtomicMaxRet",
         "tl::AtomicMin", "tl::AtomicMinRet", "tl::AtomicOr", "tl::AtomicStore", "tl::AtomicLoad",
         "tl::AtomicAddx2Scalar", "tl::AtomicAddx2ScalarRet", "tl::AtomicAddx4Scalar",
-        "tl::AtomicAddx4ScalarRet")},
-    "tl::AtomicAddx2": Intrinsic(K.WRITE, smem=0, access="atomic", per_thread=True, elems=2),
-    "tl::AtomicAddx4": Intrinsic(K.WRITE, smem=0, access="atomic", per_thread=True, elems=4),
+        "tl::AtomicAddx4ScalarRet",
+        # tl_templates/cuda/atomic.h defines them in the global namespace: TileLang 0.1.15 emits
+        # `AtomicAdd((&(S[0])), v)` unqualified
+        "AtomicAdd", "AtomicAddRet", "AtomicMax", "AtomicMaxRet", "AtomicMin", "AtomicMinRet", "AtomicOr",
+        "AtomicStore", "AtomicLoad", "AtomicAddx2Scalar", "AtomicAddx2ScalarRet", "AtomicAddx4Scalar",
+        "AtomicAddx4ScalarRet")},
+    **{f"{ns}AtomicAddx{n}": Intrinsic(K.WRITE, smem=0, access="atomic", per_thread=True, elems=n)
+       for ns in ("", "tl::") for n in (2, 4)},
     "tl::st_bulk_shared": Intrinsic(K.WRITE, smem=0, access="write"),
     "tl::tcgen05_sf_warp_transpose": Intrinsic(K.WRITE, smem=0, access="write"),
     # shared-memory reads/writes through PTX wrappers

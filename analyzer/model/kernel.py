@@ -23,6 +23,7 @@ from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, is_runtime_bound,
 
 if TYPE_CHECKING:
     from .cpasync import CpAsyncAnalysis
+    from .globalmem import GlobalHandoff
     from .mbarrier import MBarrierAnalysis
     from .races import CrossRoleRaces
 
@@ -35,9 +36,7 @@ _INDEX_RANGES = {f"{b}.{d}": (0, 2**31 - 1) for b in ("blockIdx", "threadIdx") f
 def _pointer_base(expr: A.Expr) -> str | None:
     """`C` of `C[i]`, `*(float4*)(C + i)`, `&(C[i])` (casts and address-of stripped)."""
     while True:
-        if isinstance(expr, A.Cast):
-            expr = expr.operand
-        elif isinstance(expr, A.Unary) and expr.op in ("&", "*"):
+        if isinstance(expr, A.Cast) or isinstance(expr, A.Unary) and expr.op in ("&", "*"):
             expr = expr.operand
         elif isinstance(expr, A.Index):
             expr = expr.base
@@ -100,8 +99,9 @@ class KernelModel:
         if runtime_trip is None and self.runtime_loops:
             runtime_trip = self.trip_scenarios()[-1]   # a steady-state representative
         self.runtime_trip = runtime_trip if self.runtime_loops else None
+        self.handoff_params = self._handoff_params()
         self.trace: Trace = TraceBuilder(func, self.layout, self.threads, self.index, self.runtime_trip,
-                                         roles).build()
+                                         roles, self.handoff_params).build()
         # The version dimension is a property of the buffers, not of one trip
         # count: a one-iteration scenario touches one slot and could not see it.
         self.stages = stages if stages is not None else self._stages()
@@ -224,12 +224,17 @@ class KernelModel:
         return buf.space, buf.offset, end
 
     def global_written_and_read(self) -> str | None:
-        """A pointer parameter the kernel both stores to (or updates atomically) and loads from:
-        threads of one block may hand data to each other through it, which the model does not
-        follow (the first such name, or None).  A name used more often than as the base of its
-        stores is read somewhere (a load, a copy source, an argument)."""
+        """A pointer parameter the kernel both stores to (or updates atomically) and loads from
+        (the first, or None): redundancy claims are not made around such hand-offs."""
+        # the in-block analysis finds races; a barrier's removal is not re-checked against it
+        return min(self.handoff_params) if self.handoff_params else None
+
+    def _handoff_params(self) -> frozenset[str]:
+        """Pointer parameters the kernel both stores to (or updates atomically) and loads from:
+        threads of one block may hand data to each other through them.  A name used more often
+        than as the base of its stores is read somewhere (a load, a copy source, an argument)."""
         if self.func.body is None:
-            return None
+            return frozenset()
         uses: dict[str, int] = {}
         stores: dict[str, int] = {}
         for node in self.func.body.walk():
@@ -243,8 +248,7 @@ class KernelModel:
             base = _pointer_base(target) if target is not None else None
             if base in self.params:
                 stores[base] = stores.get(base, 0) + 1
-        both = sorted(n for n, k in stores.items() if uses.get(n, 0) > k)
-        return both[0] if both else None
+        return frozenset(n for n, k in stores.items() if uses.get(n, 0) > k)
 
     def shift(self, a: Event, b: Event) -> int:
         """Where `b`'s buffer starts relative to `a`'s (aliases of one allocation; 0 for one buffer)."""
@@ -344,6 +348,12 @@ class KernelModel:
         from .cpasync import CpAsyncAnalysis
 
         return CpAsyncAnalysis(self)
+
+    @functools.cached_property
+    def global_handoff(self) -> GlobalHandoff:
+        from .globalmem import GlobalHandoff
+
+        return GlobalHandoff(self)
 
     @functools.cached_property
     def races(self) -> CrossRoleRaces:

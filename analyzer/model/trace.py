@@ -32,6 +32,7 @@ from .intrinsics import (
     Intrinsic,
     K,
     call_kind,
+    type_bytes,
 )
 from .shared import SharedLayout, SmemRef
 from .threads import LaneRecipe, ThreadSet, count, elect_extent, elected, lowest, members, span
@@ -113,6 +114,8 @@ class Event:
     threads: ThreadSet = field(default=0, compare=False)   # the block's threads that execute it
     unknown_footprint: bool = False       # a per-thread access whose index could not be evaluated
     uncertain: bool = False               # under a condition on data: its threads are a guess
+    space: str | None = None              # global memory: the pointer parameter it accesses
+    once: tuple[int, ...] = ()            # loops walked once around it (their iterations run unordered)
 
     @property
     def where(self) -> str:
@@ -290,8 +293,10 @@ _INTEGER_TYPE = re.compile(r"(?:const\s+|volatile\s+)*(?:(?:unsigned|signed)\s+)
 
 class TraceBuilder:
     def __init__(self, func: A.FunctionDef, layout: SharedLayout, threads: int, index: KernelIndex,
-                 runtime_trip: int | None = None, roles: list[Role] | None = None) -> None:
+                 runtime_trip: int | None = None, roles: list[Role] | None = None,
+                 global_params: frozenset[str] = frozenset()) -> None:
         self.func = func
+        self.global_params = global_params    # global buffers the block both writes and reads
         self.runtime_trip = runtime_trip
         self.roles = roles                      # given: the same for every trip-count scenario
         self._headers: dict[int, tuple[str, int, int] | None] = {}
@@ -381,6 +386,9 @@ class TraceBuilder:
                 if ref is not None:
                     found.append((n, ref))
                     continue
+                gref = self.global_ref(n)
+                if gref is not None:
+                    found.append((n, gref))
             kids = n.children()
             kids.reverse()
             stack.extend(kids)
@@ -427,6 +435,41 @@ class TraceBuilder:
             found = (taken, skipped)
         memo[key] = found
         return found
+
+    def global_ref(self, e: A.Expr) -> SmemRef | None:
+        """`P[i]`, `*(T*)(P + i)`, `((T*)P)[i]` for a tracked global pointer parameter P, as a
+        reference whose buffer is `global:P` (an address space of its own, never shared memory)."""
+        if not self.global_params:
+            return None
+        width = None
+        inner = e
+        if isinstance(inner, A.Unary) and inner.op == "*":
+            pointee = inner.operand
+            while isinstance(pointee, A.Cast) and "*" not in pointee.type:
+                pointee = pointee.operand
+            if isinstance(pointee, A.Cast) and pointee.type.rstrip().endswith("*"):
+                width = type_bytes(pointee.type.rstrip()[:-1])
+                pointee = pointee.operand      # `*(uint4*)(P + i)`: the arithmetic is in P's type
+            inner = pointee
+        elem, index, base = None, None, inner
+        while isinstance(base, A.Cast):
+            elem = elem or (type_bytes(base.type) if "*" in base.type else None)
+            base = base.operand
+        if isinstance(base, A.Index):
+            index, base = base.index, base.base
+        elif isinstance(base, A.Binary) and base.op == "+":
+            index, base = base.right, base.left
+        while isinstance(base, A.Cast):
+            elem = elem or (type_bytes(base.type) if "*" in base.type else None)
+            base = base.operand
+        if not (isinstance(base, A.Name) and not base.scope and base.ident in self.global_params):
+            return None
+        elem = elem or type_bytes(self.param_types.get(base.ident, "")) or 1
+        return SmemRef(f"global:{base.ident}", elem, index, width)
+
+    @functools.cached_property
+    def param_types(self) -> dict[str, str]:
+        return {p.name: p.type for p in self.func.params if p.name}
 
     @functools.cached_property
     def period(self) -> int:
@@ -477,6 +520,7 @@ class _RoleWalker:
         # so footprints are enumerated over those points only.
         self.guards: list[tuple[A.Expr, bool]] = []
         self.uncertain = 0        # > 0: under a condition on data (which threads run it is unknown)
+        self.once_stack: list[int] = []    # loops walked once (no barrier inside) around the statement
         self.loop_stack: list[tuple[str, int]] = []
         # Value ranges for footprints: every thread of the role, and the variables
         # of loops walked once for all their iterations.
@@ -557,7 +601,11 @@ class _RoleWalker:
         var, start, trip = header
         saved = self.ranges.get(var)
         self.ranges[var] = (start, start + trip - 1)
+        if trip > 1:
+            self.once_stack.append(id(loop))
         self.stmt(loop.body, env, mult, it, guarded)
+        if trip > 1:
+            self.once_stack.pop()
         if saved is None:
             self.ranges.pop(var, None)
         else:
@@ -693,13 +741,20 @@ class _RoleWalker:
                 self.call(item, env, mult, it, guarded)
             else:
                 node, ref = item
-                self.emit_access(ref, "read", node, env, mult, it, guarded, lanes=True)
+                kind = K.GLOBAL if ref.buffer.startswith("global:") else K.SMEM
+                self.emit_access(ref, "read", node, env, mult, it, guarded, kind=kind, lanes=True)
 
     def access(self, target: A.Expr, access: str, node: A.Node, env: dict, mult: int,
                it: tuple, guarded: bool) -> None:
         ref = self.b.layout.ref(target)
         if ref is not None:
             self.emit_access(ref, access, node, env, mult, it, guarded, lanes=True)
+            return
+        gref = self.b.global_ref(target)
+        if gref is not None:
+            self.emit_access(gref, access, node, env, mult, it, guarded, kind=K.GLOBAL, lanes=True)
+            if gref.index is not None:
+                self.reads_in(gref.index, env, mult, it, guarded)
         else:
             self.reads_in(target, env, mult, it, guarded)
 
@@ -709,27 +764,32 @@ class _RoleWalker:
         """An access to shared memory; `lanes`: each thread accesses its own address (a plain load
         or store, a cp.async), so per-thread footprints can be computed (not for warp-collective
         instructions such as ldmatrix, whose data other lanes receive)."""
+        if kind == K.GLOBAL:      # one block: its index is the same for every thread (any value will do)
+            env = {**env, "blockIdx.x": 0, "blockIdx.y": 0, "blockIdx.z": 0}
         offset, site = self.offset(ref.index, ref.elem_bytes, env, node)
         width = width or ref.width or ref.elem_bytes
-        extent = None if possible or kind not in (K.SMEM, K.CP_ASYNC) else \
+        extent = None if possible or kind not in (K.SMEM, K.CP_ASYNC, K.GLOBAL) else \
             self.extent(ref.index, ref.elem_bytes, width, env)   # TMA boxes: unknown
         recipe = None
         per_thread = (lanes or kind == K.CP_ASYNC) and not possible and ref.index is not None
         collective = kind == K.SMEM and not per_thread and not possible and ref.index is not None
+        block = (("blockIdx.x", 0), ("blockIdx.y", 0), ("blockIdx.z", 0)) if kind == K.GLOBAL else ()
         unknown = per_thread and extent is None
         if (per_thread or collective) and extent is not None and ref.index is not None:
             guards = tuple(self.guards)
             names = sorted(set(_names_of(ref.index)).union(*(_names_of(g) for g, _ in guards)))
             recipe = LaneRecipe(ref.index, ref.elem_bytes, width,
                                 tuple((n, env[n]) for n in names if n in env and n not in self.ranges
-                                      and n != "threadIdx.x"),
+                                      and n != "threadIdx.x") + block,
                                 tuple((n, self.ranges[n]) for n in names if n in self.ranges
                                       and n != "threadIdx.x"),
                                 self.mask, guards, collective)
-        self.events.append(Event(kind, node, self.index, mult, it, access, ref.buffer, offset,
-                                 site, guarded=guarded, possible=possible, extent=extent, lanes=recipe,
-                                 threads=self.mask, unknown_footprint=unknown,
-                                 uncertain=self.uncertain > 0, **extra))
+        is_global = kind == K.GLOBAL
+        self.events.append(Event(kind, node, self.index, mult, it, access, None if is_global else ref.buffer,
+                                 offset, site, guarded=guarded, possible=possible, extent=extent,
+                                 lanes=recipe, threads=self.mask, unknown_footprint=unknown,
+                                 uncertain=self.uncertain > 0, once=tuple(self.once_stack),
+                                 space=ref.buffer[len("global:"):] if is_global else None, **extra))
 
     def extent(self, index: A.Expr | None, elem: int, width: int, env: dict) -> tuple[int, int] | None:
         """Bytes [lo, hi) the access touches over all threads of the role and once-walked loops."""
@@ -891,10 +951,22 @@ class _RoleWalker:
             width = intr.elems * ref.elem_bytes if intr.access == "atomic" else _access_width(c.node, intr)
             self.emit_access(ref, intr.access, c.node, c.env, c.mult, c.it, c.guarded, kind=event_kind,
                              width=width, lanes=intr.per_thread)
-            for arg in c.node.args[intr.smem + 1:]:
-                self.reads_in(arg, c.env, c.mult, c.it, c.guarded)
+            for n, arg in enumerate(c.node.args[intr.smem + 1:]):
+                src = self.b.global_ref(_strip_address_of(arg)) if intr.kind == K.CP_ASYNC and n == 0 else None
+                if src is not None:      # the copy's global source: the same bytes per thread as its target
+                    self.emit_access(src, "read", c.node, c.env, c.mult, c.it, c.guarded, kind=K.GLOBAL,
+                                     width=width, lanes=True)
+                    if src.index is not None:
+                        self.reads_in(src.index, c.env, c.mult, c.it, c.guarded)
+                else:
+                    self.reads_in(arg, c.env, c.mult, c.it, c.guarded)
         elif intr.kind == K.CP_ASYNC:
             self.event(c, K.CP_ASYNC)
+        elif intr.access == "atomic":
+            gref = self.b.global_ref(_strip_address_of(c.node.args[intr.smem]))
+            if gref is not None:
+                self.emit_access(gref, "atomic", c.node, c.env, c.mult, c.it, c.guarded, kind=K.GLOBAL,
+                                 width=intr.elems * gref.elem_bytes, lanes=True)
 
     def tma_load(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool,
                  cluster: bool = False) -> None:
@@ -986,6 +1058,14 @@ def _strip_address(e: A.Expr) -> A.Expr:
     if isinstance(e, A.Unary) and e.op == "&":
         return _strip_cast(e.operand)
     return e
+
+
+def _strip_address_of(e: A.Expr) -> A.Expr:
+    """`&(P[i])` -> `P[i]` (a pointer argument to the element it points at)."""
+    e = _strip_cast(e)
+    if isinstance(e, A.Unary) and e.op == "&":
+        return e.operand
+    return A.Unary("*", e, e.span) if isinstance(e, A.Binary) else e
 
 
 def _restore(env: dict, var: str, saved: object) -> None:
