@@ -106,6 +106,9 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
         if not h.certain:
             undecided.append(h)
             continue
+        if h.first.kind == K.GLOBAL:
+            out.append(_global_finding(kernel, path, h))
+            continue
         out.append(_finding(kernel, path, h))
     for h in handoff:
         if h.certain:
@@ -121,14 +124,15 @@ def _global_finding(kernel: KernelModel, path: str, h: Hazard) -> Finding:
     a, b = h.first, h.second
     who_a, who_b = _who(kernel, h)
     kind = _KIND[h.kind]
-    spot = statement_before(kernel.func, a.node, b.node)
+    spot = statement_before(kernel.func, a.node, b.node) if a.role == b.role else statement_of(kernel.func, b.node)
     return make_finding(
         _R["global-race"], path, kernel, b.node,
-        f"{kind} race on global memory {h.buffer} within a block: {who_b} access it at line {b.node.span.line} "
+        f"{kind} race on global memory {a.space or h.buffer} within a block: {who_b} access it at line "
+        f"{b.node.span.line} "
         f"bytes that {who_a} {'wrote' if h.kind != H.WAR_PLAIN else 'read'} at line {a.node.span.line}, "
         f"with no barrier between",
-        [(a.node, f"{'store' if h.kind != H.WAR_PLAIN else 'load'} of {h.buffer} by {who_a}"),
-         (b.node, f"{'load' if h.kind == H.RAW_PLAIN else 'store'} of {h.buffer} by {who_b}")],
+        [(a.node, f"{'store' if h.kind != H.WAR_PLAIN else 'load'} of {a.space or h.buffer} by {who_a}"),
+         (b.node, f"{'load' if h.kind == H.RAW_PLAIN else 'store'} of {b.space or h.buffer} by {who_b}")],
         help=f"insert __syncthreads(); before line {spot.span.line}", at=point(spot))
 
 

@@ -299,3 +299,13 @@ def test_barrier_between_a_global_store_and_other_threads_load_is_not_redundant(
     parsed = parse(GLOBAL.read_text())
     model = KernelModel(parsed.unit.kernels()[0], parsed.lines, parsed.registry)
     assert model.global_written_and_read() is not None
+
+
+def test_a_global_flag_read_by_other_threads_without_the_barrier_is_a_global_race():
+    """global_flag with its barrier deleted: thread 0 stores B[0], threads 1-127 load it at once."""
+    path = HANDWRITTEN / "global_flag_nobarrier.cu"
+    report = run_check([str(path)], HOST, CheckOptions(jobs=1))
+    errors = sorted((f.rule, f.location.line) for f in report.findings if f.severity.value == "error")
+    assert errors == [("global-race", 30)]
+    (race,) = [f for f in report.findings if f.rule == "global-race"]
+    assert "global memory B" in race.message and "threads 0 wrote at line 27" in race.message

@@ -315,6 +315,11 @@ class ProtocolSim:
             self.complete(ev.barrier, ev)
         return True
 
+    def on_global(self, r: int, ev: Event) -> bool:
+        if self.recorder is not None:
+            self.recorder.access(r, ev)
+        return True
+
     def on_access(self, r: int, ev: Event) -> bool:
         if self.recorder is not None:
             self.recorder.access(r, ev)
@@ -397,5 +402,6 @@ _HANDLERS: dict[EventKind, Callable[[ProtocolSim, int, Event], bool]] = {
     K.NAMED_ARRIVE: ProtocolSim.on_named_arrive,
     K.TMA_LOAD: ProtocolSim.on_tma_load,
     K.SMEM: ProtocolSim.on_access,
+    K.GLOBAL: ProtocolSim.on_global,
     K.CP_ASYNC: ProtocolSim.on_access,
 }

@@ -71,6 +71,12 @@ class RaceRecorder(AccessRecorder):
         self.record(r, ev, f"mbarrier:{ev.barrier[0]}", ev.barrier[1] * 8, ev.barrier[1] * 8 + 8, init)
 
     def access(self, r: int, ev: Event) -> None:
+        if ev.kind == K.GLOBAL:
+            # global memory the block writes and reads: bytes from the parameter's base
+            if ev.space is not None and ev.extent is not None and ev.space in self.model.handoff_params:
+                self.record(r, ev, f"global:{ev.space}", ev.extent[0], ev.extent[1],
+                            ev.access in ("write", "atomic"))
+            return
         if ev.buffer not in self.buffers or ev.kind not in (K.SMEM, K.CP_ASYNC):
             return
         rng = self.model.byte_range(ev, precise=True)
@@ -130,6 +136,7 @@ class RaceRecorder(AccessRecorder):
         if a.lanes is not None and b.lanes is not None:
             return cross_thread(a.lanes, b.lanes, self.model.index.memo["eval"], self.model.shift(a, b))
         return True if a.extent is not None and b.extent is not None else None
+
 
     def replicated(self, a: Event, b: Event) -> bool | None:
         """One store run by two roles onto common bytes: a race only where the colliding threads
@@ -208,7 +215,8 @@ class CrossRoleRaces:
     @property
     def relevant(self) -> bool:
         """Whether roles share anything the per-role simulation cannot order."""
-        return len(self.model.roles) > 1 and bool(self.shared_buffers or self.shared_barriers)
+        return len(self.model.roles) > 1 and bool(self.shared_buffers or self.shared_barriers
+                                                  or self.model.handoff_params)
 
     def simulate(self, disabled: frozenset[int] = frozenset()) -> tuple[dict[tuple, Hazard], bool]:
         """(races found, whether every role ran to its end) with the barrier nodes in `disabled`
