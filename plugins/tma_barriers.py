@@ -140,10 +140,17 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
                              f"its arrive goes before line {release_at.span.line}")
         elif i.kind == I.INIT_FENCE:
             last = next((e for e, what in i.related if what == "last-init"), None)
-            fence_at = statement_after(kernel.func, last.node) if last is not None else None
+            anchor = last
+            if i.facts.get("missing") == "__syncthreads()" and last is not None:
+                # the fence is there: the barrier goes after it
+                anchor = next((e for e in kernel.trace.after(last) if e.kind == K.FENCE_INIT), last)
+            fence_at = statement_after(kernel.func, anchor.node) if anchor is not None else None
             if fence_at is not None and fence_at.span.line <= i.event.node.span.line:
                 at = point(fence_at)
                 related = [(i.event.node, "first use of the barrier")] + related
+                if i.facts.get("missing") == "__syncthreads()":
+                    help_line = (f"insert __syncthreads(); before line {fence_at.span.line} "
+                                 "(after tl::fence_barrier_init())")
         unknown = i.kind == I.TX_BYTES and i.facts.get("unknown")
         if i.kind == I.TX_BYTES and i.facts.get("missing"):
             at = point(statement_of(kernel.func, i.event.node))
@@ -213,6 +220,8 @@ def _help(kernel: KernelModel, issue: ProtocolIssue) -> str:
     if kind in (I.WAR_UNRELEASED, I.WAR_UNOBSERVED, I.WAR_UNCONSUMED):
         return (f"before the TMA load at line {line}, wait on the barrier the readers of {f['buffer']} "
                 f"slot {f['slot']} arrive on after their last read")
+    if kind == I.INIT_FENCE and f["missing"] == "__syncthreads()":
+        return f"insert __syncthreads(); after tl::fence_barrier_init(), before line {line}"
     if kind == I.INIT_FENCE:
         return f"insert tl::{f['missing']}(); (then __syncthreads()) after the mbarrier inits, before line {line}"
     return "nothing to change: pipelint does not analyse these barriers"

@@ -513,6 +513,14 @@ class CpAsyncAnalysis:
         return orders
 
     @functools.cached_property
+    def broken(self) -> bool:
+        """Whether the kernel already has a hazard: what a barrier or wait is for changes once it
+        is fixed, so nothing is claimed removable in a kernel that is wrong."""
+        if any(h.certain for h in self.hazards) or any(h.certain for h in self.plain_hazards):
+            return True
+        return any(h.certain for h in self.model.races.hazards)
+
+    @functools.cached_property
     def unmodelled(self) -> str | None:
         """Why the kernel's accesses are not all modelled (None: they are): a redundancy claim
         ("this barrier / wait can go") needs every shared access, and every global one that
@@ -542,7 +550,7 @@ class CpAsyncAnalysis:
         safe as a whole, the claims worth least are withdrawn first (barriers outside the
         pipelined loop, then waits, then barriers in the loop) until it is.  Nothing is claimed
         when some access is not modelled (`unmodelled`)."""
-        if self.unmodelled is not None:
+        if self.unmodelled is not None or self.broken:
             return frozenset(), {}
         in_loop = {id(ev.node) for ev in self.model.trace.all_events() if ev.kind == K.SYNC and ev.iteration}
         barriers = {id(n) for n in self.sync_nodes if id(n) not in self.barrier_roles}

@@ -1081,8 +1081,10 @@ def _strip_cast(e: A.Expr) -> A.Expr:
     return e
 
 
-def _names_in(args: tuple) -> set[str]:
-    return {n.ident for a in args for n in a.walk() if isinstance(n, A.Name) and not n.scope}
+def _names_in(args: tuple) -> list[str]:
+    """Names the arguments read, in argument order (never a set: the order of events must not
+    depend on the hash seed)."""
+    return list(dict.fromkeys(n.ident for a in args for n in a.walk() if isinstance(n, A.Name) and not n.scope))
 
 
 def evaluate_text(text: str) -> int | None:
