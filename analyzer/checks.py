@@ -15,8 +15,8 @@ from .cuda.linemap import is_tilelang_internal
 from .findings import Finding, Location, Rule, Severity
 
 if TYPE_CHECKING:
+    from .model import KernelModel
     from .model.cpasync import Hazard
-    from .model.kernel import KernelModel
 
 
 def location(path: str, node: A.Node, message: str = "") -> Location:

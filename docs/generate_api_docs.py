@@ -64,7 +64,13 @@ def _signature(obj) -> str:
 def _members(cls) -> list[str]:
     """Public methods and properties, with their docstrings."""
     out = []
-    for name, member in sorted(vars(cls).items()):
+    # a class's own members and those it inherits from pipelint's own classes (the analysed
+    # KernelModel extends the model of facts)
+    merged: dict = {}
+    for base in reversed(cls.__mro__):
+        if base.__module__.startswith("pipelint"):
+            merged.update(vars(base))
+    for name, member in sorted(merged.items()):
         if name.startswith("_"):
             continue
         target = member.fget if isinstance(member, property) else getattr(member, "func", member)

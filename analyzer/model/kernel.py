@@ -2,16 +2,16 @@
 
 Built from the AST of one `__global__` function: shared buffers by byte
 range, mbarrier arrays, thread roles, and per-role event traces with
-concrete stage slots.  Analyses that several checks share (the cp.async
-simulation, the mbarrier simulation) hang off the model as cached properties,
-so a check that needs none of them costs nothing.
+concrete stage slots.  The facts only: the analyses that several checks share
+(the cp.async simulation, the mbarrier protocol, races between roles, global
+hand-offs) read this model and hang off its subclass in `model.analysed`, so
+the model never imports them and a check that needs none of them costs nothing.
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Self
 
 from ..cuda import ast as A
 from ..cuda.linemap import LineMap, Origin
@@ -20,12 +20,6 @@ from .index import KernelIndex
 from .intrinsics import SYNC_KINDS, K
 from .shared import MBarrierArray, SharedBuffer, SharedLayout
 from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, is_runtime_bound, loop_bounds, pipeline_period
-
-if TYPE_CHECKING:
-    from .cpasync import CpAsyncAnalysis
-    from .globalmem import GlobalHandoff
-    from .mbarrier import MBarrierAnalysis
-    from .races import CrossRoleRaces
 
 MAX_THREADS = 1024    # CUDA's limit of threads per block
 
@@ -136,9 +130,9 @@ class KernelModel:
             trips = trips[1:]
         return trips
 
-    def with_trip(self, trip: int) -> KernelModel:
+    def with_trip(self, trip: int) -> Self:
         """The same kernel simulated with its run-time-bound loops running `trip` times."""
-        return KernelModel(self.func, self.lines, runtime_trip=trip, index=self.index, stages=self.stages,
+        return type(self)(self.func, self.lines, runtime_trip=trip, index=self.index, stages=self.stages,
                            roles=self.roles)
 
     # ---------------------------------------------------------------- facts
@@ -341,31 +335,6 @@ class KernelModel:
         if dynamic is None or None in static:
             return None
         return dynamic + sum(s or 0 for s in static) + sum(8 * b.count for b in self.barriers.values())
-
-    # ---------------------------------------------------------------- shared analyses
-    @functools.cached_property
-    def cp_async(self) -> CpAsyncAnalysis:
-        from .cpasync import CpAsyncAnalysis
-
-        return CpAsyncAnalysis(self)
-
-    @functools.cached_property
-    def global_handoff(self) -> GlobalHandoff:
-        from .globalmem import GlobalHandoff
-
-        return GlobalHandoff(self)
-
-    @functools.cached_property
-    def races(self) -> CrossRoleRaces:
-        from .races import CrossRoleRaces
-
-        return CrossRoleRaces(self)
-
-    @functools.cached_property
-    def mbarrier(self) -> MBarrierAnalysis:
-        from .mbarrier import MBarrierAnalysis
-
-        return MBarrierAnalysis(self)
 
     def origin(self, node: A.Node) -> Origin | None:
         """The TileLang Python position of a node, through `#line`."""

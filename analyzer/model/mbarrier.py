@@ -26,7 +26,7 @@ from .protocol import BarrierState
 from .trace import Event
 
 if TYPE_CHECKING:
-    from .kernel import KernelModel
+    from .analysed import KernelModel
 
 Barrier = tuple[str, int]
 
