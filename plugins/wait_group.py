@@ -104,7 +104,6 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
             tail = ("it is read" if h.kind == H.RAW_UNCOMMITTED else "the kernel ends")
             wait = _next_wait(kernel, h.first)
             at = _commit_spot(kernel, h.first)
-            spot = wait.node if wait is not None else statement_after(kernel.func, h.first.node)
             related = [(h.first.node, f"the uncommitted cp.async into {h.first.buffer}")]
             if h.kind == H.RAW_UNCOMMITTED:
                 related.append((h.second.node, "read of the copied data"))
@@ -118,7 +117,7 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
         elif h.kind == H.WAIT_UNCOMMITTED and id(h.first.node) not in uncommitted_reported:
             uncommitted_reported.add(id(h.first.node))
             assert h.wait is not None
-            spot = _commit_spot(kernel, h.first)
+            place = _commit_spot(kernel, h.first)
             out.append(make_finding(
                 _R["uncommitted-copy"], path, kernel, h.first.node,
                 f"missing cp_async_commit: cp.async into {h.first.buffer} at line {h.first.node.span.line} "
@@ -129,10 +128,10 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
                  (h.wait.node, "the wait that does not wait for it"),
                  (h.second.node, "read of the copied data")],
                 help=_commit_help(kernel, h.first) + " (after the copies)",
-                at=spot))
+                at=place))
         elif h.kind == H.GROUP_MERGED and id(h.first.node) not in uncommitted_reported:
             uncommitted_reported.add(id(h.first.node))
-            spot = _commit_spot(kernel, h.first, h.boundary)
+            merged_at = _commit_spot(kernel, h.first, h.boundary)
             out.append(make_finding(
                 _R["uncommitted-copy"], path, kernel, h.first.node,
                 f"missing cp_async_commit: the copies into {h.first.buffer} slot {kernel.slot(h.first)} (last at "
@@ -145,7 +144,7 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
                 + [(h.second.node, "read of the copied data")],
                 help=_commit_help(kernel, h.first, h.boundary) + f" (after the copies into {h.first.buffer} slot "
                                                      f"{kernel.slot(h.first)})",
-                at=spot))
+                at=merged_at))
         elif h.kind in (H.DRAIN, H.EXIT_IN_FLIGHT):
             what = "the kernel ends" if h.kind == H.EXIT_IN_FLIGHT else "the same bytes are written"
             out.append(make_finding(
@@ -219,7 +218,11 @@ def _commit_place(kernel: KernelModel, copy: Event, boundary: Event | None = Non
 def _issuing_loop(kernel: KernelModel, node: A.Node) -> A.For | None:
     """The loop whose iterations issue a copy when the model walked it once (a loop without a wait
     or commit): the innermost enclosing loop that does more than copy."""
-    loops = [block.body[i] for block, i in statement_path(kernel.func, node) if isinstance(block.body[i], A.For)]
+    loops: list[A.For] = []
+    for block, i in statement_path(kernel.func, node):
+        stmt = block.body[i]
+        if isinstance(stmt, A.For):
+            loops.append(stmt)
     for loop in reversed(loops):
         if isinstance(loop.body, A.Compound) and len(loop.body.body) > 1:
             return loop
