@@ -221,3 +221,17 @@ def test_offsets_spelt_with_warp_and_lane_are_the_thread_offsets():
     assert [evaluate(e, {"threadIdx.x": t}) for t in THREADS] == [4 * t for t in THREADS]
     # a warp size known only at run time is unknown, not the default
     assert evaluate(_expr("tl::get_lane_idx(n)"), {"threadIdx.x": 5}) is None
+
+
+def test_a_loop_bound_too_large_for_enumeration_is_undecided_not_a_crash():
+    """A fuzzed bound (10**20 iterations) makes footprints too costly to enumerate: the analysis
+    gives them up and the file is checked like any other (no tool error, no traceback)."""
+    from pathlib import Path
+
+    from pipelint.engine import CheckOptions, run_check
+    from pipelint.pluginhost import load_plugins
+
+    path = Path(__file__).parent / "fixtures" / "handwritten" / "huge_loop_bound.cu"
+    report = run_check([str(path)], load_plugins(), CheckOptions(jobs=1))
+    assert report.errors == [] and all(r.parsed for r in report.files)
+    assert [f for f in report.findings if f.severity.value == "error"] == []
