@@ -24,7 +24,7 @@ from ..report.table import columns
 def lower_configs(args: Any, host: Any, scratch: Path) -> int:
     from ..lowering.driver import KernelRef, discover, lower_variants, parse_params
     from ..progress import Progress
-    from .lower import analyze_variants
+    from .variants import analyze_variants
 
     ref = KernelRef.parse(args.kernel)
     base = parse_params(args.param)

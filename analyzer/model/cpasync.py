@@ -29,7 +29,7 @@ from .threads import collisions, cross_thread, same_value, stored_value
 from .trace import Event
 
 if TYPE_CHECKING:
-    from .analysed import KernelModel
+    from .kernel import KernelModel
 
 
 @dataclass(frozen=True, slots=True)

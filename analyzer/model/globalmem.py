@@ -22,7 +22,7 @@ from .intrinsics import K
 from .threads import cross_thread
 
 if TYPE_CHECKING:
-    from .analysed import KernelModel
+    from .kernel import KernelModel
     from .trace import Event
 
 _ORDERS = frozenset({K.SYNC, K.NAMED_SYNC})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Self
+from typing import Any, Self
 
 from ..cuda import ast as A
 from ..cuda.linemap import LineMap, Origin
@@ -65,7 +65,14 @@ class BufferStages:
 
 
 class KernelModel:
-    """Everything pipelint knows about one kernel; read-only for checks."""
+    """The facts pipelint knows about one kernel; read-only for checks."""
+
+    # The shared analyses, attached by `model.analysed` (declared here, untyped, so analyses that
+    # use one another need not import the module that attaches them: no import cycle)
+    cp_async: Any
+    mbarrier: Any
+    races: Any
+    global_handoff: Any
 
     def __init__(self, func: A.FunctionDef, lines: LineMap | None = None,
                  registry: dict | None = None, runtime_trip: int | None = None,

@@ -17,38 +17,17 @@ round-robin until each blocks; nobody able to move is a hang.  Along the way:
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .intrinsics import ARRIVE_KINDS, EXPECT_KINDS, USE_KINDS, IssueKind, K
+from .intrinsics import ARRIVE_KINDS, EXPECT_KINDS, USE_KINDS, K
 from .intrinsics import IssueKind as I
-from .protocol import BarrierState
+from .protocol import BarrierState, ProtocolIssue
 from .trace import Event
 
 if TYPE_CHECKING:
-    from .analysed import KernelModel
+    from .kernel import KernelModel
 
 Barrier = tuple[str, int]
-
-
-@dataclass(frozen=True, slots=True)
-class ProtocolIssue:
-    """A fact about the mbarrier protocol; the plugin that reports it owns the wording.
-
-    `facts` holds what was found (barrier, phase, counts, roles by index, buffer and
-    slot, ...) and `related` the other events involved, each with what it is
-    ("init", "arrival", "load", "earlier-load", "read", "released-read").
-    """
-
-    kind: IssueKind
-    event: Event              # where to report
-    facts: dict = field(default_factory=dict)
-    related: tuple[tuple[Event, str], ...] = ()
-
-    @property
-    def key(self) -> tuple:
-        """Identity for de-duplication: the kind and the node it is reported at."""
-        return (self.kind, id(self.event.node))
 
 
 def bar_name(b: Barrier | None) -> str:

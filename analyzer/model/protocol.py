@@ -22,13 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .intrinsics import ARRIVE_KINDS, EventKind, IssueKind, K
 from .trace import Event
 
 if TYPE_CHECKING:
-    from .mbarrier import MBarrierAnalysis, ProtocolIssue
+    from .kernel import KernelModel
 
 Barrier = tuple[str, int]
 Frontier = dict[Barrier, int]
@@ -36,6 +36,45 @@ MBAR_EVENT_KINDS = frozenset({K.MBAR_INIT, K.MBAR_ARRIVE, K.MBAR_WAIT, K.MBAR_EX
                               K.TMA_LOAD, K.CP_ASYNC_ARRIVE, K.CP_ASYNC_ARRIVE_INC, K.MMA_ARRIVE})
 MAX_RELEASES = 64     # releases remembered per read (one per barrier): the first ones matter
 MAX_STEPS = 10_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolIssue:
+    """A fact about the mbarrier protocol; the plugin that reports it owns the wording.
+
+    `facts` holds what was found (barrier, phase, counts, roles by index, buffer and
+    slot, ...) and `related` the other events involved, each with what it is
+    ("init", "arrival", "load", "earlier-load", "read", "released-read").
+    """
+
+    kind: IssueKind
+    event: Event              # where to report
+    facts: dict = field(default_factory=dict)
+    related: tuple[tuple[Event, str], ...] = ()
+
+    @property
+    def key(self) -> tuple:
+        """Identity for de-duplication: the kind and the node it is reported at."""
+        return (self.kind, id(self.event.node))
+
+
+class ProtocolContext(Protocol):
+    """What the simulation needs of the mbarrier analysis that runs it (`mbarrier.MBarrierAnalysis`):
+    named here so that this module does not import that one."""
+
+    @property
+    def model(self) -> KernelModel: ...
+
+    @property
+    def cluster_barriers(self) -> frozenset[str]: ...
+
+    @property
+    def tma_bytes(self) -> dict[int, int | None]: ...
+
+    @property
+    def tma_targets(self) -> frozenset[str]: ...
+
+    def _deadlock(self, traces, pcs, bars) -> list[ProtocolIssue]: ...
 
 
 @dataclass
@@ -104,7 +143,7 @@ def merge(into: Frontier, other: Frontier) -> None:
 class ProtocolSim:
     """One run of the roles against each other; `run()` returns the protocol issues."""
 
-    def __init__(self, analysis: MBarrierAnalysis, tx_known: bool) -> None:
+    def __init__(self, analysis: ProtocolContext, tx_known: bool) -> None:
         self.a = analysis
         self.model = analysis.model
         self.tx_known = tx_known
@@ -338,8 +377,6 @@ class ProtocolSim:
         return True
 
     def read(self, r: int, ev: Event) -> None:
-        from .mbarrier import ProtocolIssue
-
         model = self.model
         rng = model.byte_range(ev)
         gen = self.ranges.get(rng) if rng else None
@@ -358,8 +395,6 @@ class ProtocolSim:
 
     def tma_write(self, r: int, ev: Event, phase: int) -> None:
         """Record a TMA write; loads of one iteration into one slot form one generation."""
-        from .mbarrier import ProtocolIssue
-
         model = self.model
         rng = model.byte_range(ev)
         if rng is None:

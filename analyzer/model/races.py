@@ -30,7 +30,7 @@ from .threads import collisions_between, cross_thread, same_value, stored_value
 from .trace import Event
 
 if TYPE_CHECKING:
-    from .analysed import KernelModel
+    from .kernel import KernelModel
 
 MAX_RECORDS = 4096      # accesses kept per space; older ones ordered for everyone are dropped
 
