@@ -25,7 +25,7 @@ from pipelint.model import KernelModel
 from pipelint.model.cpasync import Hazard
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
-from pipelint.model.placement import point, statement_before, statement_of
+from pipelint.model.placement import contains, point, statement_before, statement_of
 from pipelint.model.threads import describe
 
 RULES = (
@@ -184,9 +184,7 @@ def _finding(kernel: KernelModel, path: str, h: Hazard) -> Finding:
 
 def _same_statement(a: A.Node, b: A.Node) -> bool:
     """One access inside the other's statement (`s[0] = s[0] + x`: the store and its own load)."""
-    def within(x: A.Span, y: A.Span) -> bool:
-        return (y.line, y.column) <= (x.line, x.column) and (x.end_line, x.end_column) <= (y.end_line, y.end_column)
-    return a is b or within(a.span, b.span) or within(b.span, a.span)
+    return a is b or contains(b.span, a.span) or contains(a.span, b.span)
 
 
 def _undecided(kernel: KernelModel, path: str, hazards: list[Hazard]) -> Finding:

@@ -17,6 +17,7 @@ from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
 from pipelint.model.placement import (
     after_in_loop,
+    contains,
     point,
     statement_after,
     statement_before,
@@ -203,7 +204,7 @@ def _commit_place(kernel: KernelModel, copy: Event, boundary: Event | None = Non
     stmt = after_in_loop(kernel.func, last.node, loop)
     while stmt is not None and _finishes_loading(kernel, stmt):
         nxt = statement_after(kernel.func, stmt)
-        if nxt is None or (loop is not None and not _within(nxt.span, loop.body.span)):
+        if nxt is None or (loop is not None and not contains(loop.body.span, nxt.span)):
             stmt = None
             break
         stmt = nxt
@@ -235,13 +236,8 @@ def _finishes_loading(kernel: KernelModel, stmt: A.Node) -> bool:
     if kernel.index.of(stmt) - {K.SYNC}:
         return False
     span = stmt.span
-    inside = [e for e in kernel.trace.events[0] if _within(e.node.span, span)] if kernel.trace.events else []
+    inside = [e for e in kernel.trace.events[0] if contains(span, e.node.span)] if kernel.trace.events else []
     return bool(inside) and all(e.kind == K.SYNC or (e.kind == K.SMEM and e.access == "write") for e in inside)
-
-
-def _within(inner: A.Span, outer: A.Span) -> bool:
-    return (outer.line, outer.column) <= (inner.line, inner.column) and \
-        (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)
 
 
 def _next_wait(kernel: KernelModel, ev: Event) -> Event | None:

@@ -238,7 +238,13 @@ class MBarrierAnalysis:
         return issues
 
     def _expects_somewhere(self, bar: Barrier) -> bool:
-        return any(ev.kind in EXPECT_KINDS and ev.barrier == bar for ev in self.model.trace.all_events())
+        return bar in self._announced
+
+    @functools.cached_property
+    def _announced(self) -> frozenset[Barrier]:
+        """Barriers some expect_tx announces bytes on (once per kernel, not once per barrier)."""
+        return frozenset(ev.barrier for ev in self.model.trace.all_events()
+                         if ev.kind in EXPECT_KINDS and ev.barrier is not None)
 
     def _init_fence(self) -> list[ProtocolIssue]:
         events = self.model.trace.events[0] if self.model.trace.events else []

@@ -15,7 +15,8 @@ from ..cuda import ast as A
 Step = tuple[A.Compound, int]
 
 
-def _contains(outer: A.Span, inner: A.Span) -> bool:
+def contains(outer: A.Span, inner: A.Span) -> bool:
+    """Whether span `inner` lies within span `outer`."""
     return ((outer.line, outer.column) <= (inner.line, inner.column)
             and (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column))
 
@@ -39,14 +40,14 @@ def statement_path(func: A.FunctionDef, node: A.Node) -> list[Step]:
     block: A.Node | None = func.body
     target = node.span
     while isinstance(block, A.Compound):
-        index = next((i for i, s in enumerate(block.body) if _contains(s.span, target)), None)
+        index = next((i for i, s in enumerate(block.body) if contains(s.span, target)), None)
         if index is None:
             break
         path.append((block, index))
         stmt = block.body[index]
         if stmt is node:
             break
-        inner = next((b for b in _blocks_of(stmt) if _contains(b.span, target)), None)
+        inner = next((b for b in _blocks_of(stmt) if contains(b.span, target)), None)
         if inner is None or inner is block:
             break
         block = inner
@@ -106,6 +107,6 @@ def after_in_loop(func: A.FunctionDef, node: A.Node, loop: A.For | None) -> A.No
             break                    # the use repeats inside an inner loop: after the whole loop
     block, index = chosen
     after = statement_after(func, block.body[index])
-    if after is None or loop is None or not _contains(loop.body.span, after.span):
+    if after is None or loop is None or not contains(loop.body.span, after.span):
         return None
     return after
