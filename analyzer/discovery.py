@@ -13,7 +13,8 @@
   ignored it are not applied to what lies inside it (only the rules that name
   an entry inside it, and the `.gitignore` files within it).
 
-Patterns are gitignore-style (pathspec), matched against the path relative to the
+Patterns are gitignore-style (`ignorespec`: pathspec's semantics, matched without exponential
+backtracking, so a hostile `.gitignore` cannot hang the walk), matched against the path relative to the
 project root (the folder of the configuration file, else the current folder) and
 against the bare name, so `exclude = ["generated"]` drops every folder so named.
 """
@@ -24,9 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pathspec
-
 from .errors import UsageError
+from .ignorespec import IgnorePatternError, IgnoreSpec
 
 SUFFIXES = (".cu", ".cuh")
 
@@ -44,18 +44,21 @@ class Discovery:
     respect_gitignore: bool = True
     force_exclude: bool = False
 
-    def spec(self) -> pathspec.PathSpec:
-        return pathspec.GitIgnoreSpec.from_lines([*self.exclude, *self.extend_exclude])
+    def spec(self) -> IgnoreSpec:
+        try:
+            return IgnoreSpec.from_lines([*self.exclude, *self.extend_exclude])
+        except IgnorePatternError as exc:
+            raise UsageError(f"exclude: {exc}") from None
 
 
 class _GitIgnores:
     """`.gitignore` rules by folder, read once each."""
 
     def __init__(self, stop: Path | None = None) -> None:
-        self._by_dir: dict[Path, pathspec.PathSpec | None] = {}
+        self._by_dir: dict[Path, IgnoreSpec | None] = {}
         self._stop = stop          # read no .gitignore above this folder (a folder named explicitly)
 
-    def _spec(self, folder: Path) -> pathspec.PathSpec | None:
+    def _spec(self, folder: Path) -> IgnoreSpec | None:
         if folder not in self._by_dir:
             lines: list[str] = []
             for name in (".gitignore", os.path.join(".git", "info", "exclude")):
@@ -64,7 +67,8 @@ class _GitIgnores:
                         lines += fh.read().splitlines()
                 except OSError:
                     pass
-            self._by_dir[folder] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+            # git skips a line it cannot parse; so does the walk (no error for someone else's file)
+            self._by_dir[folder] = IgnoreSpec.from_lines(lines, skip_invalid=True) if lines else None
         return self._by_dir[folder]
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
@@ -82,7 +86,7 @@ class _GitIgnores:
             folder = folder.parent
 
 
-def _excluded(spec: pathspec.PathSpec, path: Path, root: Path, is_dir: bool) -> bool:
+def _excluded(spec: IgnoreSpec, path: Path, root: Path, is_dir: bool) -> bool:
     suffix = "/" if is_dir else ""
     if spec.match_file(path.name + suffix):
         return True
@@ -125,16 +129,16 @@ def collect_files(paths: Sequence[str], discovery: Discovery | None = None) -> t
     return files, notes
 
 
-def _inside_skipped(path: Path, spec: pathspec.PathSpec, root: Path, git: _GitIgnores | None) -> bool:
+def _inside_skipped(path: Path, spec: IgnoreSpec, root: Path, git: _GitIgnores | None) -> bool:
     """Whether a folder above `path`, inside the project root, is excluded or ignored."""
     return any(_skipped(a, True, spec, root, git) for a in path.parents if a != root and root in a.parents)
 
 
-def _skipped(path: Path, is_dir: bool, spec: pathspec.PathSpec, root: Path, git: _GitIgnores | None) -> bool:
+def _skipped(path: Path, is_dir: bool, spec: IgnoreSpec, root: Path, git: _GitIgnores | None) -> bool:
     return _excluded(spec, path, root, is_dir) or (git is not None and git.ignored(path, is_dir))
 
 
-def _walk(top: Path, spec: pathspec.PathSpec, root: Path, git: _GitIgnores | None) -> list[str]:
+def _walk(top: Path, spec: IgnoreSpec, root: Path, git: _GitIgnores | None) -> list[str]:
     from .relocate import ProjectFiles
 
     found = []

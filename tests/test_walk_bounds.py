@@ -1,0 +1,101 @@
+"""Issue 38: bounded work everywhere a checked repository decides the input.
+
+Gitignore/exclude matching in linear time (a hostile pattern against a long name), `--watch`
+staying inside the project, a plugin that exits the process, numeric settings out of range and
+configuration files linked out of the project.
+"""
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pathspec
+import pytest
+from helpers import fixture
+
+from pipelint.ignorespec import IgnorePatternError, IgnoreSpec
+
+HOSTILE = "*a" * 12 + "*b"            # backtracking regexes need ~ n^12 steps on "aaaa...a"
+LONG_NAME = "a" * 200
+KERNEL = "atomic_sum_sm_80_s0.cu"
+
+
+def _pipelint(args: list[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIPELINT")}
+    env["PIPELINT_CACHE_DIR"] = str(cwd / ".cache-dir")
+    return subprocess.run([sys.executable, "-m", "pipelint", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+# ------------------------------------------------------------------------------ 1. matching
+def test_a_hostile_pattern_against_a_long_name_is_fast():
+    spec = IgnoreSpec.from_lines([HOSTILE, f"/**/x{HOSTILE}/**/{HOSTILE}/", "**/a/" * 30 + "b"])
+    start = time.perf_counter()
+    for path in (LONG_NAME, LONG_NAME + "/", "/".join([LONG_NAME] * 20), "a/" * 1000 + "c"):
+        assert not spec.match_file(path)
+    assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("where", ["gitignore", "extend-exclude"])
+def test_a_hostile_pattern_does_not_hang_the_walk(tmp_path, where):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / f"{LONG_NAME}.cu").write_bytes(fixture(KERNEL).read_bytes())
+    if where == "gitignore":
+        (tmp_path / ".gitignore").write_text(f"{HOSTILE}\n{HOSTILE}/\n")
+    else:
+        (tmp_path / "pyproject.toml").write_text(f'[tool.pipelint]\nextend-exclude = ["{HOSTILE}"]\n')
+    done = _pipelint(["check", ".", "--show-files"], tmp_path, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert f"{LONG_NAME}.cu" in done.stdout
+
+
+def _random_pattern(rng: random.Random) -> str:
+    # No bracket expression that could match "/": git's never does, pathspec's `[!a]` can.
+    atoms = ["/**/", "**/", "/**", "a", "b", "*", "?", "/", "**", "[ab]", "[!a/]", "\\*", "[]a]", ".", "[a", "x"]
+    text = "".join(rng.choice(atoms) for _ in range(rng.randint(1, 6)))
+    return ("!" if rng.random() < 0.2 else "") + ("/" if rng.random() < 0.1 else "") + text
+
+
+def test_the_same_answers_as_pathspec_on_random_patterns():
+    rng = random.Random(38)
+    compared = 0
+    for _ in range(3000):
+        lines = [_random_pattern(rng) for _ in range(rng.randint(1, 3))]
+        try:
+            reference = pathspec.GitIgnoreSpec.from_lines(lines)
+        except ValueError:
+            with pytest.raises(IgnorePatternError):
+                IgnoreSpec.from_lines(lines)
+            continue
+        ours = IgnoreSpec.from_lines(lines)
+        for _ in range(8):
+            path = "/".join("".join(rng.choice("ab.x") for _ in range(rng.randint(1, 4)))
+                            for _ in range(rng.randint(1, 4))) + ("/" if rng.random() < 0.3 else "")
+            assert ours.match_file(path) == reference.match_file(path), (lines, path)
+            compared += 1
+    assert compared > 15000
+
+
+def test_gitignore_semantics_kept():
+    spec = IgnoreSpec.from_lines(["build/", "*.cu", "!keep.cu", "/anchored", "a/**/z", "# comment", ""])
+    assert spec.match_file("build/") and spec.match_file("x/build/k.cu")
+    assert not spec.match_file("build")                         # a file called build
+    assert spec.match_file("k.cu") and not spec.match_file("keep.cu")
+    assert spec.match_file("anchored") and not spec.match_file("x/anchored")
+    assert spec.match_file("a/z") and spec.match_file("a/b/c/z")
+    assert not IgnoreSpec.from_lines(["[!a]b"]).match_file("x/b")   # a bracket never matches "/"
+
+
+def test_an_invalid_pattern_is_a_usage_error_in_config_and_skipped_in_gitignore(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "k.cu").write_bytes(fixture(KERNEL).read_bytes())
+    (tmp_path / ".gitignore").write_text("trailing\\\n!\n")
+    done = _pipelint(["check", ".", "--show-files"], tmp_path)
+    assert done.returncode == 0 and "k.cu" in done.stdout, done.stderr
+    done = _pipelint(["check", ".", "--show-files", "--extend-exclude", "oops\\"], tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "invalid gitignore pattern" in done.stderr
