@@ -255,16 +255,37 @@ def _files(args: argparse.Namespace, config: Any) -> list[str]:
     return files
 
 
+def _bound(args: argparse.Namespace, config: Any, key: str) -> float:
+    """One bound: the command line's value, else the configuration's where it tightens the
+    default, else the default.  A configuration that would loosen it (`time-budget = 0`, a
+    `max-file-size` over 16 MB) is the checked repository deciding how much work its own input
+    may cost: ignored, with a warning."""
+    from . import limits
+
+    bound = next(b for b in limits.BOUNDS if b.key == key)
+    attr = key.replace("-", "_")
+    flag = getattr(args, attr, None)
+    if flag is not None:
+        return float(flag)
+    value, warning = limits.from_config(bound, getattr(config, attr), f"{config.path} [tool.pipelint]")
+    if warning:
+        print(f"pipelint: warning: {visible(warning)}", file=sys.stderr)
+    return bound.default if value is None else value
+
+
 def _options(args: argparse.Namespace, config: Any) -> Any:
     from .config import positive
     from .engine import CheckOptions
 
-    size = positive(first(args.max_file_size, config.max_file_size, 16.0), "--max-file-size")
-    budget = positive(first(args.time_budget, config.time_budget, 20.0), "--time-budget", zero=True)
+    size = positive(_bound(args, config, "max-file-size"), "--max-file-size")
+    budget = positive(_bound(args, config, "time-budget"), "--time-budget", zero=True)
     jobs = int(positive(first(args.jobs, config.jobs, 0), "--jobs", integer=True, zero=True))
-    memory = positive(first(args.memory_budget, config.memory_budget, 2048.0), "--memory-budget", zero=True)
+    memory = positive(_bound(args, config, "memory-budget"), "--memory-budget", zero=True)
     tables = tuple(sorted((name, json.dumps(table, sort_keys=True, default=str))
                           for name, table in config.plugins.items()))
+    from .limits import set_read_limit
+
+    set_read_limit(int(size * 1024 * 1024))        # the reporters' reads obey the same limit
     return CheckOptions(max_bytes=int(size * 1024 * 1024), jobs=jobs, disable=tuple(args.disable_plugin),
                         time_budget=budget, memory_budget=memory, plugin_config=tables)
 
@@ -306,22 +327,43 @@ class _Timed:
 
 def _check_stdin(args: argparse.Namespace, host: PluginHost, config: Any) -> Report:
     """`pipelint check - --stdin-filename lowered/k.cu`: one kernel read from stdin, reported as
-    (and configured by) the name given; nothing is read from disk or cached."""
+    (and configured by) the name given; nothing is read from disk or cached.  The same bounds
+    as a file: at most `--max-file-size` + 1 bytes are read (`- < /dev/zero` ends at once with
+    a finding), and the analysis runs within the time and memory budgets."""
     import time
-    from dataclasses import replace
 
-    from .engine import check_source, dedupe
-    from .suppress import suppressions_in
+    from .engine import check_text, decode_source, dedupe
+    from .findings import FileResult
 
     host.configure(config.plugins)
+    options = _options(args, config)
     name = args.stdin_filename or "<stdin>"
-    source = sys.stdin.read()
+    data = _read_stdin(options.max_bytes + 1)
+    source, problem = decode_source(name, data, options.max_bytes)
+    if problem is not None:
+        return Report(files=[FileResult(name, False, error=problem.message, suppressions=())],
+                      findings=[problem], errors=list(host.errors), rules=dict(host.rules))
     started = time.perf_counter()
-    result, findings, errors = check_source(name, source, host)
+    result, findings, errors = check_text(name, source or "", host, options.time_budget, options.memory_budget)
     if args.verbose:
-        print(f"pipelint: {name} (stdin): {time.perf_counter() - started:.3f} s", file=sys.stderr)
-    result = replace(result, suppressions=suppressions_in(source))
+        print(f"pipelint: {visible(name)} (stdin): {time.perf_counter() - started:.3f} s", file=sys.stderr)
     return Report(files=[result], findings=dedupe(findings), errors=[*host.errors, *errors], rules=dict(host.rules))
+
+
+def _read_stdin(limit: int) -> bytes:
+    """At most `limit` bytes of stdin (fewer only at its end): never more, whatever is behind it."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:              # a text stream put in place by a caller (tests, an embedding)
+        return sys.stdin.read(limit).encode("utf-8")[:limit]
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = stream.read(min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def _performance_note(args: argparse.Namespace, report: Report, fail_on: Any, performance: bool, code: int) -> None:

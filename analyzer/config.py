@@ -56,7 +56,7 @@ class Config:
 
 
 def find_pyproject(paths: Sequence[str]) -> Path | None:
-    start = Path(paths[0]).resolve() if paths else Path.cwd()
+    start = Path(os.path.realpath(paths[0])) if paths else Path.cwd()     # a link loop: no RuntimeError
     for d in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
         candidate = d / "pyproject.toml"
         if candidate.is_file():
@@ -171,7 +171,7 @@ def _file_ignored(rule: str, path: str, kernel: str | None, cfg: Config, u: Univ
     """per-file-ignores (globs relative to the configuration file's folder, or a bare name) and
     per-kernel-ignores."""
     try:
-        rel = Path(path).resolve().relative_to(cfg.root).as_posix()
+        rel = Path(os.path.realpath(path)).relative_to(cfg.root).as_posix()
     except ValueError:
         rel = path
     for glob, words in cfg.per_file_ignores.items():

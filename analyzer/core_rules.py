@@ -13,7 +13,8 @@ PARSE_ERROR = Rule(
                              "passing it.")
 UNREADABLE = Rule(
     "unreadable-file", "UnreadableFile", "File cannot be read as CUDA text",
-    "The file is binary, not UTF-8, too large, or could not be read.",
+    "The file is binary, not UTF-8, too large (over `--max-file-size`: it is not read at all), a "
+    "symbolic link loop, or could not be read.",
     Severity.ERROR, "Point pipelint at generated .cu/.cuh sources.", ("tool",),
                   rationale="Binary, non-UTF-8, unreadable or oversized inputs are reported, not skipped "
                             "silently.")
@@ -32,10 +33,21 @@ UNUSED_SUPPRESSION = Rule(
                                     "finding tomorrow.")
 ANALYSIS_LIMIT = Rule(
     "analysis-limit", "AnalysisLimit", "File exceeded its analysis budget",
-    "Analysing the file took longer than the per-file time budget (`--time-budget`, default 20 s) "
-    "or more memory than allowed; its findings are incomplete. Every other file's results are kept.",
+    "Analysing the file took more CPU time than the per-file time budget (`--time-budget`, default "
+    "20 s of the analysing process's CPU time, so a loaded machine gives the same verdict as a quiet "
+    "one) or more memory than allowed; its findings are incomplete. Every other file's results are kept.",
     Severity.ERROR, "Raise the budget for this file, or report the file: the model should never need it.",
     ("tool",),
     rationale="A linter that hangs or swells on one odd file loses everyone else's results; a bounded, "
               "reported gap does not.")
-CORE_RULES = (PARSE_ERROR, UNREADABLE, NO_KERNEL, UNUSED_SUPPRESSION, ANALYSIS_LIMIT)
+ANALYSIS_TIMEOUT = Rule(
+    "analysis-timeout", "AnalysisTimeout", "File's analysis stopped by the wall-clock backstop",
+    "The analysis of the file ran for ten times its CPU time budget in wall-clock time (at least "
+    "120 s) without using up that budget: it was waiting, not computing (a hang). Its findings are "
+    "incomplete; every other file's results are kept.",
+    Severity.ERROR, "Report the file: the analysis should never wait. A machine so overloaded that "
+    "pipelint gets a tenth of a core also shows this; rerun it there with a larger `--time-budget`.",
+    ("tool",),
+    rationale="A budget in CPU time does not run out while a process waits; the backstop makes sure a "
+              "hang still ends, and says it was one.")
+CORE_RULES = (PARSE_ERROR, UNREADABLE, NO_KERNEL, UNUSED_SUPPRESSION, ANALYSIS_LIMIT, ANALYSIS_TIMEOUT)

@@ -107,9 +107,12 @@ def collect_files(paths: Sequence[str], discovery: Discovery | None = None) -> t
     notes: list[str] = []
     for raw in paths:
         p = Path(raw)
+        if _link_loop(raw):
+            files.append(str(p))        # named: the engine reports it as unreadable-file
+            continue
         if not p.exists():
             raise UsageError(f"path not found: {raw}")
-        absolute = p.resolve()
+        absolute = Path(os.path.realpath(p))
         if p.is_dir():
             named_ignored = _skipped(absolute, True, spec, root, git) or _inside_skipped(absolute, spec, root, git)
             if d.force_exclude and named_ignored:
@@ -127,6 +130,19 @@ def collect_files(paths: Sequence[str], discovery: Discovery | None = None) -> t
                                        or _inside_skipped(absolute, spec, root, git))):
             files.append(str(p))
     return files, notes
+
+
+def _link_loop(raw: str) -> bool:
+    """Whether `raw` is a symbolic link that never reaches a file (it points back at itself).
+    Such a path named on the command line is checked, and reported as an unreadable file: a
+    "path not found" would hide that it exists, `Path.resolve` raises RuntimeError on it."""
+    import errno
+
+    try:
+        os.stat(raw)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def _inside_skipped(path: Path, spec: IgnoreSpec, root: Path, git: _GitIgnores | None) -> bool:

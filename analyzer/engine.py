@@ -7,6 +7,7 @@ processes when there are enough of them to pay for the start-up.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import signal
@@ -19,7 +20,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .core_rules import ANALYSIS_LIMIT, NO_KERNEL, PARSE_ERROR, UNREADABLE
+from .core_rules import ANALYSIS_LIMIT, ANALYSIS_TIMEOUT, NO_KERNEL, PARSE_ERROR, UNREADABLE
 from .cuda import CudaSyntaxError, parse
 from .findings import FileResult, Finding, Location, Report, Severity, ToolError
 from .pluginhost import PluginHost, load_plugins
@@ -30,11 +31,7 @@ if TYPE_CHECKING:
     from .cuda.parser import ParsedFile
     from .model import KernelModel
 
-DEFAULT_MAX_BYTES = 16 * 1024 * 1024
-
-
-DEFAULT_TIME_BUDGET = 20.0
-DEFAULT_MEMORY_BUDGET = 2048.0      # MB of address space one file's analysis may add
+from .limits import DEFAULT_MAX_BYTES, DEFAULT_MEMORY_BUDGET, DEFAULT_TIME_BUDGET, wall_backstop
 
 
 @dataclass(frozen=True)
@@ -42,34 +39,51 @@ class CheckOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
     jobs: int = 0
     disable: tuple[str, ...] = ()
-    time_budget: float = DEFAULT_TIME_BUDGET      # seconds per file (0: none)
+    time_budget: float = DEFAULT_TIME_BUDGET      # CPU seconds per file (0: none)
     memory_budget: float = DEFAULT_MEMORY_BUDGET  # MB per file on top of what the process holds (0: none)
     plugin_config: tuple[tuple[str, str], ...] = ()   # (plugin, its table as JSON), for worker processes
 
 
 class _OverBudget(BaseException):
     """Raised in the analysing thread when a file's time budget runs out (a BaseException, so
-    no plugin-isolation `except Exception` swallows it)."""
+    no plugin-isolation `except Exception` swallows it); `wall` when it was the wall-clock
+    backstop rather than the CPU budget."""
+
+    def __init__(self, wall: bool = False) -> None:
+        super().__init__("wall-clock backstop" if wall else "CPU time budget")
+        self.wall = wall
 
 
 @contextlib.contextmanager
-def time_budget(seconds: float) -> Iterator[None]:
-    """Interrupt the analysis of one file after `seconds` (main thread, POSIX timers)."""
+def time_budget(seconds: float, backstop: float | None = None) -> Iterator[None]:
+    """Interrupt the analysis of one file after `seconds` of this process's CPU time (user and
+    system: ITIMER_PROF), or after `backstop` seconds of wall-clock time (default
+    `limits.wall_backstop`).  CPU time, because a verdict must not depend on how loaded the
+    machine is: wall time under six CPU-bound neighbours is several times the quiet one.  The
+    backstop only catches an analysis that waits without computing.  Main thread, POSIX only."""
     usable = seconds > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if not usable:
         yield
         return
+    wall = wall_backstop(seconds) if backstop is None else backstop
 
-    def expire(signum: int, frame: object) -> None:
-        raise _OverBudget()
+    def cpu_expired(signum: int, frame: object) -> None:
+        raise _OverBudget(wall=False)
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    def wall_expired(signum: int, frame: object) -> None:
+        raise _OverBudget(wall=True)
+
+    previous = signal.signal(signal.SIGPROF, cpu_expired), signal.signal(signal.SIGALRM, wall_expired)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    if wall > 0:
+        signal.setitimer(signal.ITIMER_REAL, wall)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGPROF, previous[0])
+        signal.signal(signal.SIGALRM, previous[1])
 
 
 def _file_finding(rule, path: str, message: str, line: int = 1, column: int = 1) -> Finding:
@@ -77,20 +91,45 @@ def _file_finding(rule, path: str, message: str, line: int = 1, column: int = 1)
                    plugin="pipelint", help=rule.help)
 
 
+def _cannot_read(exc: OSError) -> str:
+    """What went wrong, in words: a symbolic link loop is named as one (its strerror, "Too many
+    levels of symbolic links", is not what a user looks for)."""
+    if exc.errno == errno.ELOOP:
+        return "symbolic link loop (following the link leads back to it, never to a file): not read"
+    return f"cannot read file: {exc.strerror or exc}"
+
+
+def over_limit(path: str, size: int, max_bytes: int) -> Finding:
+    """The finding for an input over `--max-file-size`: its size, and that it was not read."""
+    return _file_finding(UNREADABLE, path, f"file is {size / 2**20:.1f} MB, over the "
+                         f"{max_bytes / 2**20:g} MB limit (--max-file-size): not read")
+
+
 def read_source(path: str, max_bytes: int) -> tuple[str | None, Finding | None]:
+    """The text of `path`, or the `unreadable-file` finding that says why not.  A file over the
+    limit is only stat'ed, never opened; what is read stops at `max_bytes + 1` bytes (a file
+    growing between the stat and the read is still bounded)."""
     try:
-        mode = os.stat(path).st_mode
-        if not stat.S_ISREG(mode):
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            mode = st.st_mode
             kind = "a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode) else "a device"
             return None, _file_finding(UNREADABLE, path, f"{kind}, not a regular file: skipped")
-        size = os.path.getsize(path)
-        if size > max_bytes:
-            return None, _file_finding(UNREADABLE, path, f"file is {size / 2**20:.1f} MB, over the "
-                                       f"{max_bytes / 2**20:g} MB limit (--max-file-size)")
+        if st.st_size > max_bytes:
+            return None, over_limit(path, st.st_size, max_bytes)
         with open(path, "rb") as fh:
-            data = fh.read()
+            data = fh.read(max_bytes + 1)
     except OSError as exc:
-        return None, _file_finding(UNREADABLE, path, f"cannot read file: {exc.strerror or exc}")
+        return None, _file_finding(UNREADABLE, path, _cannot_read(exc))
+    return decode_source(path, data, max_bytes)
+
+
+def decode_source(path: str, data: bytes, max_bytes: int) -> tuple[str | None, Finding | None]:
+    """Bytes read from a file or stdin (at most `max_bytes + 1` of them) as text, or the
+    `unreadable-file` finding: over the limit, binary, not UTF-8."""
+    if len(data) > max_bytes:
+        return None, _file_finding(UNREADABLE, path, f"input is over the {max_bytes / 2**20:g} MB limit "
+                                   f"(--max-file-size): not analysed")
     if b"\0" in data[:8192]:
         return None, _file_finding(UNREADABLE, path, "binary file (contains NUL bytes), not CUDA source")
     try:
@@ -221,19 +260,32 @@ def memory_budget(megabytes: float) -> Iterator[None]:
 def check_file(path: str, host: PluginHost, max_bytes: int, budget: float = DEFAULT_TIME_BUDGET,
                memory: float = DEFAULT_MEMORY_BUDGET) -> tuple[FileResult, list[Finding], list[ToolError]]:
     source, problem = read_source(path, max_bytes)
-    if problem is not None:
-        return FileResult(path, False, error=problem.message), [problem], []
-    started = time.monotonic()
+    if problem is not None:         # never read (or not text): nothing to scan for suppressions
+        return FileResult(path, False, error=problem.message, suppressions=()), [problem], []
+    return check_text(path, source or "", host, budget, memory)
+
+
+def check_text(path: str, source: str, host: PluginHost, budget: float = DEFAULT_TIME_BUDGET,
+               memory: float = DEFAULT_MEMORY_BUDGET) -> tuple[FileResult, list[Finding], list[ToolError]]:
+    """`check_source` within the time and memory budgets (files and stdin alike): going over
+    becomes an `analysis-limit` finding, the wall-clock backstop an `analysis-timeout` one."""
+    started, wall_started = time.process_time(), time.monotonic()
     try:
         with time_budget(budget), memory_budget(memory):
-            result, findings, errors = check_source(path, source or "", host)
-        return replace(result, suppressions=suppressions_in(source or "")), findings, errors
+            result, findings, errors = check_source(path, source, host)
+        return (replace(result, suppressions=suppressions_in(source)), findings, errors)
     except (_OverBudget, MemoryError, RecursionError) as exc:
-        what = (f"analysis stopped after {time.monotonic() - started:.1f} s (time budget {budget:g} s)"
+        rule = ANALYSIS_TIMEOUT if isinstance(exc, _OverBudget) and exc.wall else ANALYSIS_LIMIT
+        what = (f"analysis stopped after {time.monotonic() - wall_started:.0f} s of wall-clock time with "
+                f"{time.process_time() - started:.1f} s of CPU time (backstop {wall_backstop(budget):g} s): "
+                f"it was waiting, not computing"
+                if rule is ANALYSIS_TIMEOUT else
+                f"analysis stopped after {time.process_time() - started:.1f} s of CPU time "
+                f"(time budget {budget:g} s)"
                 if isinstance(exc, _OverBudget) else
                 f"analysis went over its memory budget ({memory:g} MB)" if isinstance(exc, MemoryError) else
                 "analysis recursed too deeply")
-        finding = _file_finding(ANALYSIS_LIMIT, path, f"{what}; this file's findings are incomplete")
+        finding = _file_finding(rule, path, f"{what}; this file's findings are incomplete")
         return FileResult(path, True, error=finding.message), [finding], []
 
 

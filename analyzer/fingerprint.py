@@ -15,6 +15,7 @@ import os
 import re
 
 from .findings import Finding
+from .limits import readable
 
 _BLOCK = 100
 _MOD = 37
@@ -90,6 +91,8 @@ def file_line_hashes(path: str) -> dict[int, str]:
     """Hashes of a file's lines, cached while the file is unchanged."""
     try:
         st = os.stat(path)
+        if not readable(st):        # over --max-file-size: never read (its finding is at line 1)
+            return {}
         return _cached_hashes(path, st.st_mtime_ns, st.st_size)
     except OSError:
         return {}

@@ -9,6 +9,8 @@ import os
 import re
 import stat
 
+from .cuda.newlines import split_lines
+
 SUPPRESS = re.compile(r"//\s*pipelint:\s*ignore(-file)?(?:\[([^\]]*)\])?")
 
 Suppressions = tuple[tuple[int, tuple[str, ...], int], ...]
@@ -51,7 +53,7 @@ def suppressions_in(text: str) -> Suppressions:
     if "pipelint" not in text:
         return ()
     out = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(split_lines(text), 1):     # numbered as the parser numbers them
         m = SUPPRESS.search(line)
         if m:
             rules = tuple(sorted({r.strip() for r in (m.group(2) or "").split(",") if r.strip()}))

@@ -25,6 +25,7 @@ from .ast import Directive, TranslationUnit
 from .build import AstBuilder
 from .lexer import FastLexer
 from .linemap import LineMap
+from .newlines import normalize
 from .typenames import TypeNames
 
 
@@ -100,6 +101,7 @@ class _Parser:
                          cache=grammar_cache_file(grammar, self.fast) or False, **options)
 
     def parse(self, source: str) -> ParsedFile:
+        source = normalize(source)      # CR/CRLF line ends and a BOM, as nvcc reads them
         directives: list[Directive] = []
         FastLexer.directives = directives
         FastLexer.types = TypeNames(source)

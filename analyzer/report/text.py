@@ -6,7 +6,9 @@ import functools
 import os
 from collections import Counter
 
+from ..cuda.newlines import split_lines
 from ..findings import Finding, Report, Severity
+from ..limits import readable
 from .escape import visible
 
 _COLOURS = {Severity.ERROR: "\033[1;31m", Severity.WARNING: "\033[1;33m", Severity.NOTE: "\033[1;36m"}
@@ -18,12 +20,14 @@ def _cached_lines(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
     if not os.path.isfile(path):      # FIFOs and devices are never read (they would block)
         return ()
     with open(path, encoding="utf-8", errors="replace") as fh:
-        return tuple(fh.read().splitlines())
+        return tuple(split_lines(fh.read()))     # numbered as the parser numbers them
 
 
 def _lines(path: str) -> tuple[str, ...]:
     try:
         st = os.stat(path)
+        if not readable(st):        # over --max-file-size: never read, not even for one line
+            return ()
         return _cached_lines(path, st.st_mtime_ns, st.st_size)
     except OSError:
         return ()
