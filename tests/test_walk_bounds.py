@@ -6,10 +6,13 @@ configuration files linked out of the project.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
+import queue
 import random
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -99,3 +102,52 @@ def test_an_invalid_pattern_is_a_usage_error_in_config_and_skipped_in_gitignore(
     done = _pipelint(["check", ".", "--show-files", "--extend-exclude", "oops\\"], tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "invalid gitignore pattern" in done.stderr
+
+
+# ------------------------------------------------------------------------------ 2. --watch
+@pytest.mark.skipif(importlib.util.find_spec("watchfiles") is None, reason="needs the lsp extra")
+def test_watch_stays_in_the_project_and_follows_no_link(tmp_path):
+    from test_lsp_watch import _lines, _wait_for
+
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / ".git").mkdir(parents=True)
+    outside.mkdir()
+    kernel = project / "k.cu"
+    kernel.write_bytes(fixture(KERNEL).read_bytes())
+    (project / "to_outside").symlink_to(outside, target_is_directory=True)
+    (project / "to_root").symlink_to("/", target_is_directory=True)
+    proc = subprocess.Popen([sys.executable, "-m", "pipelint", "check", "--watch", "--no-cache", "."], cwd=project,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=dict(os.environ, NO_COLOR="1"))
+    out: queue.Queue = queue.Queue()
+    threading.Thread(target=_lines, args=(proc.stdout, out), daemon=True).start()
+    try:
+        seen = _wait_for(out, "watching for changes")
+        for i in range(6):                      # changes outside, through the link: not reported
+            (outside / "secret_outside.cu").write_text(f"// {i}\n")
+            time.sleep(0.3)
+        (project / "sub").mkdir()               # a new folder inside is watched once it exists
+        for _ in range(12):
+            kernel.write_bytes(kernel.read_bytes() + b"\n")
+            try:
+                seen += _wait_for(out, "changed:", timeout=3.0)
+                break
+            except AssertionError:
+                continue
+        seen += _wait_for(out, "watching for changes")
+        assert "changed: k.cu" in seen
+        assert "secret_outside" not in seen and "internal error" not in seen and proc.poll() is None, seen
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_watched_folders_do_not_enter_links_or_excluded_folders(tmp_path):
+    from pipelint.lsp.watch import watched_folders
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / ".venv" / "lib").mkdir(parents=True)
+    (tmp_path / "link").symlink_to("/", target_is_directory=True)
+    (tmp_path / "k.py").write_text("")
+    assert watched_folders([str(tmp_path)]) == [str(tmp_path), str(tmp_path / "a"), str(tmp_path / "a" / "b")]
+    assert watched_folders([str(tmp_path / "k.py")]) == [str(tmp_path)]

@@ -17,13 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..report.escape import visible
 from .analysis import Diagnostic
 
 WATCHED = (".cu", ".cuh", ".py", ".toml")
 
 
 def watch(args: argparse.Namespace, host: Any, check: Callable[[argparse.Namespace, Any], int]) -> int:
-    """Run `check` now and after every change under the named paths; Ctrl-C ends it."""
+    """Run `check` now and after every change under the named paths; Ctrl-C ends it.
+
+    The folders are watched one by one (not recursively), as `check` walks them: a link to a
+    folder is never entered, so a link to `/tmp` or `/` in the tree neither reports names from
+    outside nor makes the watcher walk the whole machine (issue 38). After each batch of changes
+    the folders are listed again, so that a new subfolder is watched too."""
     try:
         import watchfiles
     except ImportError:
@@ -33,16 +39,50 @@ def watch(args: argparse.Namespace, host: Any, check: Callable[[argparse.Namespa
     for p in args.paths:
         if not os.path.exists(p):
             raise UsageError(f"path not found: {p}")
-    roots = sorted({os.path.abspath(p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)))
-                    for p in args.paths})
     run_once(args, host, check)
-    for changes in watchfiles.watch(*roots, watch_filter=lambda _, path: path.endswith(WATCHED),
-                                    debounce=300, raise_interrupt=False):
-        names = sorted({os.path.relpath(path) for _, path in changes})
-        print(f"\npipelint: changed: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}",
-              file=sys.stderr, flush=True)
-        run_once(args, host, check)
-    return 0
+    folders = watched_folders(args.paths)
+    while True:
+        try:
+            for changes in watchfiles.watch(*folders, watch_filter=_interesting, debounce=300, recursive=False,
+                                            raise_interrupt=False, ignore_permission_denied=True):
+                names = sorted({visible(os.path.relpath(path)) for _, path in changes if path.endswith(WATCHED)})
+                if names:
+                    print(f"\npipelint: changed: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}",
+                          file=sys.stderr, flush=True)
+                    run_once(args, host, check)
+                again = watched_folders(args.paths)
+                if again != folders:
+                    folders = again
+                    break
+            else:
+                return 0            # Ctrl-C
+        except OSError as exc:      # the system's limit on watches, a folder that vanished
+            raise UsageError(f"--watch: cannot watch {len(folders)} folder(s): {exc}") from None
+
+
+def _interesting(_change: Any, path: str) -> bool:
+    """A watched kind of file, or a folder (its creation changes what is watched); never a link."""
+    return path.endswith(WATCHED) or (os.path.isdir(path) and not os.path.islink(path))
+
+
+def watched_folders(paths: list[str]) -> list[str]:
+    """The folders to watch: each named folder and the folders below it, walked without following
+    links nor entering the default-excluded folders (`.git`, `.venv`, ...); a named file's folder."""
+    from ..discovery import DEFAULT_EXCLUDES
+    from ..ignorespec import IgnoreSpec
+
+    skip = IgnoreSpec.from_lines(DEFAULT_EXCLUDES)
+    folders: set[str] = set()
+    for p in paths:
+        top = os.path.abspath(p)
+        if not os.path.isdir(top):
+            folders.add(os.path.dirname(top))
+            continue
+        for folder, dirs, _names in os.walk(top):       # followlinks=False: links are not entered
+            folders.add(folder)
+            dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))
+                       and not skip.match_file(d + "/")]
+    return sorted(folders)
 
 
 def run_once(args: argparse.Namespace, host: Any, check: Callable[[argparse.Namespace, Any], int]) -> int:
