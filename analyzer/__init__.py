@@ -3,9 +3,14 @@
 The plugin API lives here: decorate hook implementations with `hookimpl`,
 declare `Rule`s and return `Finding`s at a `Severity`.  See docs/plugins.md.
 """
-import pluggy
+# First, before any other import: nothing may come from the folder pipelint is run in (_safepath.py).
+from ._safepath import drop_unsafe_path as _drop_unsafe_path
 
-from .findings import Finding, Location, Rule, Severity
+_drop_unsafe_path()
+
+import pluggy  # noqa: E402 - after the path is made safe
+
+from .findings import Finding, Location, Rule, Severity  # noqa: E402
 
 __version__ = "0.1.0"
 

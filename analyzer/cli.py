@@ -498,10 +498,10 @@ def _disable_from_argv(argv: Sequence[str]) -> list[str]:
 def version_text() -> str:
     """`pipelint X` and the installed plugins with their distributions' versions, read from
     package metadata: nothing is imported, so `--version` answers at once."""
-    from importlib.metadata import entry_points
+    from .pluginhost import installed_entry_points
 
     lines = [f"pipelint {__version__}"]
-    for ep in sorted(entry_points(group="pipelint"), key=lambda e: e.name):
+    for ep in installed_entry_points():         # what load_plugins would load
         dist = ep.dist
         where = f"{dist.name} {dist.version}" if dist is not None else ep.value
         lines.append(f"  plugin {ep.name} ({where})")

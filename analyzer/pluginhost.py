@@ -22,7 +22,7 @@ import tomllib
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -243,6 +243,54 @@ def _disabled(extra: Iterable[str]) -> set[str]:
     return names | set(extra)
 
 
+def installed_entry_points(notes: list[ToolError] | None = None) -> list[EntryPoint]:
+    """The `pipelint` entry points of installed distributions, by name, without those whose
+    distribution lies in the current folder (a note for each in `notes`).
+
+    Entry points are scanned over `sys.path`; pipelint runs from inside the repository it
+    checks, and a `*.dist-info/entry_points.txt` committed there would otherwise be loaded as
+    a plugin whenever the current folder is on the path (an embedding program's `sys.path`,
+    `PYTHONPATH=.`).  A distribution of the running environment (`sys.prefix`, the user's
+    site-packages) is installed even where that environment is a `.venv` inside the project."""
+    found = []
+    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+        where = _checked_tree_location(ep)
+        if where is None:
+            found.append(ep)
+        elif notes is not None:
+            notes.append(ToolError(f"plugin {ep.name!r} not loaded: its distribution lies in the current "
+                                   f"folder ({visible(where)}), not in an installed environment; "
+                                   f"install it (`pip install`) to use it", plugin=ep.name, internal=False))
+    return found
+
+
+def _checked_tree_location(ep: EntryPoint) -> str | None:
+    """Where `ep`'s distribution lies when that is inside the current folder and outside the
+    running environment, else None (it may be loaded)."""
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return None
+    try:
+        location = os.path.realpath(str(dist.locate_file("")))
+        here = os.path.realpath(os.getcwd())
+    except (OSError, ValueError):
+        return None
+    if not _within(location, here):
+        return None
+    import site
+
+    environment = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    with contextlib.suppress(AttributeError, OSError):
+        environment.add(site.getusersitepackages())
+    if any(_within(location, os.path.realpath(root)) for root in environment if root):
+        return None
+    return location
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
 def load_plugins(disable: Iterable[str] = (), extra_modules: Iterable[object] = ()) -> PluginHost:
     """Register built-in and installed plugins; check rule ids are unique."""
     pm = pluggy.PluginManager(GROUP)
@@ -250,7 +298,7 @@ def load_plugins(disable: Iterable[str] = (), extra_modules: Iterable[object] = 
     host = PluginHost(pm)
     off = _disabled(disable)
     seen_modules: set[str] = set()
-    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+    for ep in installed_entry_points(host.errors):
         if ep.name in off or ep.name in seen_modules:
             continue
         try:

@@ -210,3 +210,55 @@ def test_a_hang_meets_the_wall_clock_backstop(monkeypatch):
 def test_backstop_is_generous():
     assert limits.wall_backstop(20.0) == 200.0 and limits.wall_backstop(1.0) == 120.0
     assert limits.wall_backstop(0) == 0
+
+
+# ---------------------------------------------------------------- nothing loaded from the checked tree
+def _planted(tmp_path):
+    """A checked repository that plants a plugin (a dist-info over its own module) and a
+    `pathspec.py`; each writes a marker file when imported."""
+    repo = tmp_path / "repo"
+    info = repo / "evil_plugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: evil-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pipelint]\nevil = evil_plugin\n")
+    for module in ("evil_plugin", "pathspec"):
+        (repo / f"{module}.py").write_text(
+            f"import pathlib\npathlib.Path({str(tmp_path / (module + '.ran'))!r}).write_text('ran')\n")
+    (repo / "k.cu").write_text((KERNELS / "gemv_sm_80_s2.cu").read_text())
+    return repo
+
+
+def _script() -> str:
+    return os.path.join(os.path.dirname(sys.executable), "pipelint")
+
+
+@pytest.mark.parametrize("how", ["module", "script", "script-empty-pythonpath", "module-empty-pythonpath"])
+def test_nothing_is_imported_from_the_current_folder(tmp_path, how):
+    repo = _planted(tmp_path)
+    command = [sys.executable, "-m", "pipelint"] if how.startswith("module") else [_script()]
+    env = {**os.environ, "PIPELINT_CACHE_DIR": str(tmp_path / "c")}
+    if how.endswith("empty-pythonpath"):
+        env["PYTHONPATH"] = os.pathsep + env.get("PYTHONPATH", "")    # an empty entry: the current folder
+    for args in (["check", "k.cu", "--no-cache"], ["plugins"], ["--version"], ["rules"]):
+        res = subprocess.run([*command, *args], cwd=repo, capture_output=True, text=True, env=env, timeout=120)
+        assert "evil" not in res.stdout, (args, res.stdout)
+        assert "Traceback" not in res.stderr, res.stderr
+    assert not (tmp_path / "evil_plugin.ran").exists()
+    assert not (tmp_path / "pathspec.ran").exists()
+
+
+def test_a_distribution_in_the_current_folder_is_not_loaded_in_process(tmp_path, monkeypatch):
+    repo = _planted(tmp_path)
+    monkeypatch.chdir(repo)
+    monkeypatch.syspath_prepend(str(repo))            # an embedding program's path, `PYTHONPATH=.`
+    host = load_plugins()
+    assert "evil" not in host.plugin_names()
+    assert not (tmp_path / "evil_plugin.ran").exists()
+    (note,) = [e for e in host.errors if e.plugin == "evil"]
+    assert not note.internal and "not loaded" in note.message
+
+
+def test_path_is_left_alone_when_pipelint_is_a_library(tmp_path):
+    out = subprocess.run([sys.executable, "-c", "import sys; import pipelint; print(repr(sys.path[0]))"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert out.stdout.strip() == "''"
