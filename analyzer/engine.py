@@ -304,8 +304,9 @@ def _worker(args: tuple[str, int, float, float]):
 
 
 def _isolated(path: str, options: CheckOptions):
-    """Check one file in a worker of its own: if that worker dies (a plugin calling
-    `os._exit`, a crash in a C extension), only this file's result is lost."""
+    """Check one file in a worker of its own: if that worker dies (a plugin killing its
+    process, a crash in a C extension), only this file's result is lost, and the run is an
+    internal error (exit 3): a report with a file missing must not pass."""
     try:
         with ProcessPoolExecutor(1, initializer=_worker_init,
                                  initargs=(options.disable, options.plugin_config)) as pool:
@@ -313,7 +314,9 @@ def _isolated(path: str, options: CheckOptions):
     except BrokenProcessPool:
         finding = _file_finding(ANALYSIS_LIMIT, path, "the worker analysing this file died (a plugin or "
                                 "extension ended the process); this file's findings are missing")
-        return FileResult(path, False, error=finding.message), [finding], []
+        died = ToolError(f"the worker process analysing {path} died before it reported (a plugin or "
+                         "extension ended it); the other files' results are kept", path=path)
+        return FileResult(path, False, error=finding.message), [finding], [died]
 
 
 def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions,

@@ -87,7 +87,7 @@ class PluginHost:
         `errors` (the host's own when None)."""
         printed: dict[str, str] = {}
         try:
-            with captured_output() as printed:
+            with captured_output() as printed, refusing_exit():
                 yield
         finally:            # also when the plugin crashed after printing
             note = output_note(plugin, printed, where, path)
@@ -136,6 +136,41 @@ def output_note(plugin: str, printed: dict[str, str], where: str = "", path: str
     return ToolError(f"plugin {plugin!r} printed to {' and '.join(streams)}{where} (kept out of the report): "
                      f"{excerpt}", path=path, plugin=plugin, internal=False,
                      detail="".join(f"--- {name} ---\n{printed[name]}" for name in streams))
+
+
+class ExitRefused(RuntimeError):
+    """A plugin called `os._exit`: refused, so that the run still writes its report (issue 38:
+    `os._exit(0)` used to leave empty output and exit 0).  An Exception, so each place that
+    runs plugin code reports it as that plugin's crash (an internal error, exit 3)."""
+
+
+_EXIT_GUARD = threading.Lock()      # one patch of os._exit at a time, whatever thread runs plugins
+_EXIT_STATE: dict[str, object] = {"depth": 0, "real": os._exit}
+
+
+@contextlib.contextmanager
+def refusing_exit() -> Iterator[None]:
+    """While plugin code runs, `os._exit(n)` raises ExitRefused instead of ending the process.
+    (Code that kills its process by other means, a signal or a C `exit`, is caught where files
+    run in worker processes: the engine reports the dead worker.)"""
+
+    def refuse(code: int) -> None:
+        raise ExitRefused(f"called os._exit({code}): refused, the run goes on")
+
+    with _EXIT_GUARD:
+        depth = int(_EXIT_STATE["depth"])      # type: ignore[call-overload]
+        if depth == 0:
+            _EXIT_STATE["real"] = os._exit
+            os._exit = refuse  # type: ignore[assignment]
+        _EXIT_STATE["depth"] = depth + 1
+    try:
+        yield
+    finally:
+        with _EXIT_GUARD:
+            depth = int(_EXIT_STATE["depth"]) - 1      # type: ignore[call-overload]
+            _EXIT_STATE["depth"] = depth
+            if depth == 0:
+                os._exit = _EXIT_STATE["real"]  # type: ignore[assignment]
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ configuration files linked out of the project.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import queue
 import random
@@ -151,3 +152,59 @@ def test_watched_folders_do_not_enter_links_or_excluded_folders(tmp_path):
     (tmp_path / "k.py").write_text("")
     assert watched_folders([str(tmp_path)]) == [str(tmp_path), str(tmp_path / "a"), str(tmp_path / "a" / "b")]
     assert watched_folders([str(tmp_path / "k.py")]) == [str(tmp_path)]
+
+
+# ------------------------------------------------------------------------------ 3. a plugin ends the process
+_EXIT_PLUGIN = '''
+import os
+import signal
+
+from pipelint import hookimpl
+
+
+@hookimpl
+def pipelint_check_kernel(kernel, parsed, path):
+    name = os.path.basename(path)
+    if name.startswith("die"):
+        os._exit(0)
+    if name.startswith("kill"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return []
+'''
+
+_DRIVER = '''
+import sys
+sys.path.insert(0, sys.argv.pop(1))
+import exit_plugin
+import pipelint.cli as cli
+import pipelint.engine as engine
+from pipelint.pluginhost import load_plugins
+
+
+def with_plugin(disable=(), extra_modules=()):
+    return load_plugins(disable, extra_modules=[exit_plugin, *extra_modules])
+
+
+cli.load_plugins = engine.load_plugins = with_plugin      # workers are forked: they inherit it
+sys.exit(cli.main(sys.argv[1:]))
+'''
+
+
+@pytest.mark.parametrize(("victim", "jobs"), [("die", "1"), ("die", "2"), ("kill", "2")])
+def test_a_plugin_that_ends_the_process_is_an_error_and_other_results_are_kept(tmp_path, victim, jobs):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "exit_plugin.py").write_text(_EXIT_PLUGIN)
+    (tmp_path / "driver.py").write_text(_DRIVER)
+    source = fixture(KERNEL).read_bytes()
+    for name in ("a.cu", f"{victim}.cu", "z.cu"):
+        (tmp_path / name).write_bytes(source)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIPELINT")}
+    done = subprocess.run([sys.executable, "driver.py", str(tmp_path), "check", "a.cu", f"{victim}.cu", "z.cu",
+                           "--no-cache", "--format", "json", "-j", jobs], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3, (done.stdout, done.stderr)
+    report = json.loads(done.stdout)
+    parsed = {f["path"] for f in report["files"] if f["parsed"]}
+    assert {"a.cu", "z.cu"} <= parsed, report["files"]
+    messages = " ".join(e["message"] for e in report["errors"])
+    assert ("os._exit(0)" in messages) if victim == "die" else ("died" in messages), messages
