@@ -20,6 +20,7 @@ from .findings import Report
 from .options import Parser, add_command, add_output_options, did_you_mean, first, project_root
 from .pluginhost import PluginHost, load_plugins
 from .report.escape import visible
+from .schema import flag_type
 
 __all__ = ["add_command", "add_output_options", "build_parser", "first", "main"]
 
@@ -77,13 +78,15 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--show-settings", action="store_true",
                        help="print the settings this run would use (configuration file, rules, exclusions) and exit")
     check.add_argument("--show-files", action="store_true", help="print the files this run would check and exit")
-    check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (0: auto; capped at the cores)")
-    check.add_argument("--max-file-size", type=float, default=None, metavar="MB",
+    # the schema's ranges (issue 38): `--time-budget 1e308` is a usage error, not an OverflowError
+    check.add_argument("--jobs", "-j", type=flag_type("jobs", integer=True), default=None,
+                       help="worker processes (0: auto; capped at the cores)")
+    check.add_argument("--max-file-size", type=flag_type("max-file-size"), default=None, metavar="MB",
                        help="skip files larger than this (default 16 MB)")
-    check.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+    check.add_argument("--time-budget", type=flag_type("time-budget"), default=None, metavar="SECONDS",
                        help="stop analysing a file after this long and report analysis-limit "
                             "(default 20 s; 0: no limit)")
-    check.add_argument("--memory-budget", type=float, default=None, metavar="MB",
+    check.add_argument("--memory-budget", type=flag_type("memory-budget"), default=None, metavar="MB",
                        help="memory one file's analysis may add before it is stopped (default 2048 MB; 0: none)")
     check.add_argument("--exclude", action="append", default=None, metavar="PATTERNS",
                        help="gitignore-style patterns of paths a walk skips, replacing the defaults and the "

@@ -10,6 +10,7 @@ import argparse
 import fnmatch
 import json
 import os
+import sys
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -60,6 +61,8 @@ def find_pyproject(paths: Sequence[str]) -> Path | None:
     for d in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
         candidate = d / "pyproject.toml"
         if candidate.is_file():
+            if _links_out(candidate, d):
+                continue
             try:
                 text = candidate.read_text(encoding="utf-8")
                 data = tomllib.loads(text)
@@ -72,6 +75,24 @@ def find_pyproject(paths: Sequence[str]) -> Path | None:
             if "pipelint" in data.get("tool", {}):
                 return candidate
     return None
+
+
+def _links_out(candidate: Path, folder: Path) -> bool:
+    """Whether `candidate` is a symbolic link to a file outside the project (the git top level
+    above `folder`, else `folder` itself): such a file is not the checked repository's own, and
+    reading it would let the repository pick any TOML on the machine as its configuration
+    (issue 38).  Said once on stderr; `--config FILE` reads a file wherever it lies."""
+    if not candidate.is_symlink():
+        return False
+    top = next((a for a in (folder, *folder.parents) if (a / ".git").exists()), folder)
+    target, project = os.path.realpath(candidate), os.path.realpath(top)
+    if target == project or target.startswith(project.rstrip(os.sep) + os.sep):
+        return False
+    from .report.escape import visible
+
+    print(f"pipelint: warning: {visible(str(candidate))} is a link to a file outside the project "
+          f"({visible(target)}): not read as configuration (pass --config to use it)", file=sys.stderr)
+    return True
 
 
 def _ids(value, where: str, host: PluginHost) -> set[str]:

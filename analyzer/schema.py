@@ -6,15 +6,19 @@ The schema is the one description of the configuration's shape: `load_config` va
 with it before reading a single value.  With `jsonschema` installed (the `test` extra has
 it) it does the validating; the core install stays at four light dependencies, so without
 it a small interpreter of the keywords this schema uses (type, enum, properties,
-additionalProperties, items, $ref, minimum, exclusiveMinimum, minLength, pattern) does the
-same.  Either way the first problem becomes one message naming the key.
+additionalProperties, items, $ref, minimum, exclusiveMinimum, maximum, minLength, pattern)
+does the same.  Either way the first problem becomes one message naming the key.
+
+Every number has a maximum as well as a minimum (issue 38): `time-budget = 1e308` used to
+reach `setitimer` and end the run with an OverflowError.  The command-line flags of the same
+settings take their range from here too (`flag_type`), so both give a usage error (exit 2).
 """
 from __future__ import annotations
 
 import functools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +65,8 @@ def message(problem: Problem) -> str:
         text = " or ".join(_WORDS.get(str(k), str(k)) for k in kinds)
     elif keyword == "enum":
         text = "one of " + ", ".join(json.dumps(v) for v in dict.fromkeys(str(x).lower() for x in expected))
-    elif keyword in ("minimum", "exclusiveMinimum"):
-        text = f"a number {'>=' if keyword == 'minimum' else '>'} {expected}"
+    elif keyword in ("minimum", "exclusiveMinimum", "maximum"):
+        text = f"a number {dict(minimum='>=', exclusiveMinimum='>', maximum='<=')[keyword]} {expected}"
     elif keyword == "minLength":
         text = "a non-empty string"
     elif keyword == "pattern":
@@ -70,6 +74,38 @@ def message(problem: Problem) -> str:
     else:
         text = f"{keyword} {expected}"
     return f"{where}: expected {text}, got {got!r}"
+
+
+def setting_range(key: str) -> tuple[float, bool, float]:
+    """(lowest, whether the lowest itself is excluded, highest) of the numeric setting `key`
+    (`lower.timeout` for a nested one), as the schema says."""
+    node = _at(tuple(key.split(".")))
+    if "exclusiveMinimum" in node:
+        return float(node["exclusiveMinimum"]), True, float(node["maximum"])
+    return float(node["minimum"]), False, float(node["maximum"])
+
+
+def flag_type(key: str, integer: bool = False) -> Callable[[str], float]:
+    """An argparse `type` for the flag of setting `key`: a finite number in the schema's range,
+    else argparse's usage error (exit 2) that says the range."""
+    import argparse
+    import math
+
+    low, exclusive, high = setting_range(key)
+    kind = "an integer" if integer else "a number"
+    expected = f"{kind} {'>' if exclusive else '>='} {low:g} and <= {high:g}"
+
+    def convert(text: str) -> float:
+        try:
+            value = int(text) if integer else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not math.isfinite(value) or value < low or (exclusive and value == low) or value > high:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+
+    convert.__name__ = key      # argparse names the type in some messages
+    return convert
 
 
 def _at(path: tuple[str | int, ...]) -> dict[str, Any]:
@@ -115,6 +151,8 @@ def _check(value: Any, node: dict[str, Any], path: tuple[str | int, ...]) -> Ite
             yield path, "minimum", node["minimum"], value
         if "exclusiveMinimum" in node and value <= node["exclusiveMinimum"]:
             yield path, "exclusiveMinimum", node["exclusiveMinimum"], value
+        if "maximum" in node and value > node["maximum"]:
+            yield path, "maximum", node["maximum"], value
     if isinstance(value, str):
         if len(value) < node.get("minLength", 0):
             yield path, "minLength", node["minLength"], value

@@ -208,3 +208,68 @@ def test_a_plugin_that_ends_the_process_is_an_error_and_other_results_are_kept(t
     assert {"a.cu", "z.cu"} <= parsed, report["files"]
     messages = " ".join(e["message"] for e in report["errors"])
     assert ("os._exit(0)" in messages) if victim == "die" else ("died" in messages), messages
+
+
+# ------------------------------------------------------------------------------ 4. settings in range
+@pytest.mark.parametrize("table", ["time-budget = 1e308", "memory-budget = 1e30", "max-file-size = 1e300",
+                                   "jobs = 99999999999", "lower = { timeout = 1e300 }",
+                                   "lower = { num-stages = [100000000000] }", "lower = { jobs = 100000 }"])
+def test_a_setting_out_of_range_is_a_usage_error(tmp_path, table):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "k.cu").write_bytes(fixture(KERNEL).read_bytes())
+    (tmp_path / "pyproject.toml").write_text(f"[tool.pipelint]\n{table}\n")
+    done = _pipelint(["check", "k.cu", "--no-cache"], tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "expected a number <=" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("flag", ["--time-budget=1e308", "--memory-budget=1e30", "--max-file-size=1e300",
+                                  "--jobs=99999999999", "--time-budget=nan", "--memory-budget=-1"])
+def test_a_flag_out_of_range_is_a_usage_error(tmp_path, flag):
+    (tmp_path / "k.cu").write_bytes(fixture(KERNEL).read_bytes())
+    done = _pipelint(["check", "k.cu", "--no-cache", flag], tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "expected a" in done.stderr and "<=" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_every_number_of_the_schema_has_a_range():
+    from pipelint.schema import schema
+
+    def numbers(node, where=""):
+        if isinstance(node, dict):
+            kinds = node.get("type")
+            kinds = kinds if isinstance(kinds, list) else [kinds]
+            if {"number", "integer"} & set(kinds):
+                yield where, node
+            for key, value in node.items():
+                yield from numbers(value, f"{where}.{key}")
+
+    found = list(numbers(schema()))
+    assert len(found) >= 8
+    for where, node in found:
+        assert "maximum" in node and ("minimum" in node or "exclusiveMinimum" in node), where
+
+
+def test_the_fallback_validator_knows_maximum(monkeypatch):
+    import pipelint.schema as schema_module
+
+    monkeypatch.setitem(sys.modules, "jsonschema", None)          # the core install has no jsonschema
+    (problem,) = schema_module.problems({"time-budget": 1e308})
+    assert schema_module.message(problem) == "time-budget: expected a number <= 86400, got 1e+308"
+
+
+def test_a_configuration_linked_out_of_the_project_is_not_read(tmp_path):
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    (project / ".git").mkdir(parents=True)
+    elsewhere.mkdir()
+    (elsewhere / "pyproject.toml").write_text('[tool.pipelint]\nselect = ["no-such-rule-anywhere"]\n')
+    (project / "pyproject.toml").symlink_to(elsewhere / "pyproject.toml")
+    (project / "k.cu").write_bytes(fixture(KERNEL).read_bytes())
+    done = _pipelint(["check", "k.cu", "--no-cache"], project)
+    assert done.returncode == 0, done.stderr
+    assert "link to a file outside the project" in done.stderr and "no-such-rule" not in done.stderr
+    (project / "shared").mkdir()                     # a link inside the repository is read
+    (project / "shared" / "pyproject.toml").write_text('[tool.pipelint]\nselect = ["no-such-rule-anywhere"]\n')
+    (project / "pyproject.toml").unlink()
+    (project / "pyproject.toml").symlink_to(project / "shared" / "pyproject.toml")
+    assert _pipelint(["check", "k.cu", "--no-cache"], project).returncode == 2

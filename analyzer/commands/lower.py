@@ -13,6 +13,7 @@ from ..findings import Report, Severity
 from ..lowering.sweep import LoweredVariant
 from ..options import add_command, add_output_options, project_root
 from ..options import fmt_fact as _fmt
+from ..schema import flag_type
 from .variants import analyze_variants
 
 if TYPE_CHECKING:
@@ -29,14 +30,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      "pipelint lower gemm.py --trace terminal"])
     p.add_argument("kernel", metavar="FILE.py[:NAME]",
                    help="a Python file and the kernel factory or @jit/@autotune function in it")
-    p.add_argument("--num-stages", type=int, nargs="+", default=[0, 1, 2, 3, 4], metavar="N",
+    p.add_argument("--num-stages", type=flag_type("lower.num-stages", integer=True), nargs="+",
+                   default=[0, 1, 2, 3, 4], metavar="N",
                    help="num_stages values to lower (default 0 1 2 3 4)")
     p.add_argument("--arch", nargs="+", default=["sm_80", "sm_90"], help="targets (default sm_80 sm_90)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="a factory parameter (repeatable)")
     p.add_argument("--dump-dir", default=None, metavar="DIR", help="write each variant's CUDA here")
-    p.add_argument("--jobs", "-j", type=int, default=0, help="parallel lowering workers (0: auto)")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds per variant")
+    p.add_argument("--jobs", "-j", type=flag_type("lower.jobs", integer=True), default=0,
+                   help="parallel lowering workers (0: auto)")
+    p.add_argument("--timeout", type=flag_type("lower.timeout"), default=300.0, help="seconds per variant")
     p.add_argument("--trace", choices=("terminal", "html", "both"), default=None,
                    help="pass TileLang's TL_LOWER_TRACE through (written next to the dump)")
     p.add_argument("--no-cache", action="store_true", help="lower every variant again (ignore the lowering cache)")
