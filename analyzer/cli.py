@@ -426,10 +426,10 @@ def cmd_rules(args: argparse.Namespace, host: PluginHost) -> int:
         print(json.dumps([{"id": r.id, "plugin": host.rule_plugin[r.id], "severity": r.severity.value,
                            "category": r.category, "short": r.short} for r in rules], indent=2))
         return 0
-    width = max(len(r.id) for r in rules)
-    pw = max(len(host.rule_plugin[r.id]) for r in rules)
-    for r in rules:
-        print(f"{r.id:<{width}}  {host.rule_plugin[r.id]:<{pw}}  {r.severity.value:<7}  {r.category:<11}  {r.short}")
+    from .report.table import columns
+
+    rows = [(r.id, host.rule_plugin[r.id], r.severity.value, r.category, r.short) for r in rules]
+    print("\n".join(columns(rows)))        # plugins' text: escaped like any other table
     return 0
 
 
@@ -440,7 +440,9 @@ def cmd_rule(args: argparse.Namespace, host: PluginHost) -> int:
     if rule is None:
         raise UsageError(f"unknown rule id {args.rule_id!r}{did_you_mean(args.rule_id, host.rules)} "
                          f"(see `pipelint rules`)")
-    print(rule_page(rule, host.rule_plugin[rule.id]).rstrip("\n") + "\n\n" + exit_code_section(rule))
+    from .report.escape import visible_lines
+
+    print(visible_lines(rule_page(rule, host.rule_plugin[rule.id]).rstrip("\n") + "\n\n" + exit_code_section(rule)))
     return 0
 
 
@@ -482,10 +484,10 @@ def cmd_clean(args: argparse.Namespace, host: PluginHost) -> int:
 def cmd_plugins(args: argparse.Namespace, host: PluginHost) -> int:
     for name in host.plugin_names():
         rules = sorted(r for r, p in host.rule_plugin.items() if p == name)
-        print(f"{name}  {host.versions.get(name, '')}  {', '.join(rules)}")
+        print(visible(f"{name}  {host.versions.get(name, '')}  {', '.join(rules)}"))
     for e in host.errors:
-        print(f"error: {visible(e.message)}", file=sys.stderr)
-    return 3 if host.errors else 0
+        print(f"{'error' if e.internal else 'note'}: {visible(e.message)}", file=sys.stderr)
+    return 3 if any(e.internal for e in host.errors) else 0
 
 
 def _disable_from_argv(argv: Sequence[str]) -> list[str]:
@@ -506,7 +508,7 @@ def version_text() -> str:
     lines = [f"pipelint {__version__}"]
     for ep in installed_entry_points():         # what load_plugins would load
         dist = ep.dist
-        where = f"{dist.name} {dist.version}" if dist is not None else ep.value
+        where = f"{dist.name} {dist.version}" if dist is not None else getattr(ep, "value", "")
         lines.append(f"  plugin {ep.name} ({where})")
     return "\n".join(lines)
 

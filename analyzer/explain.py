@@ -134,11 +134,16 @@ def _ordered(h) -> str:
 
 def load_models(path: str) -> list[KernelModel]:
     """Kernel models of one .cu file, for commands that take a single file (explain, diff)."""
+    from .engine import DEFAULT_MAX_BYTES, read_source
+
     p = Path(path)
     if not p.is_file():
         raise UsageError(f"path not found: {path}")
+    source, problem = read_source(path, DEFAULT_MAX_BYTES)      # the same bounds as `check`
+    if problem is not None:
+        raise UsageError(f"{path}: {problem.message}")
     try:
-        parsed = parse(p.read_text(encoding="utf-8"))
+        parsed = parse(source or "")
     except (CudaSyntaxError, UnicodeDecodeError) as err:
         raise UsageError(f"{path}: cannot parse: {getattr(err, 'message', err)}") from None
     models = [KernelModel(func, parsed.lines, parsed.registry) for func in parsed.unit.kernels()]
@@ -154,9 +159,11 @@ def cmd_explain(args: argparse.Namespace, host: object) -> int:
         doc = [{"path": path, "kernels": [explain_data(m) for m in load_models(path)]} for path in args.paths]
         print(json.dumps(doc, indent=2, sort_keys=True))
         return 0
+    from .report.escape import visible
+
     for path in args.paths:
         models = load_models(path)
-        print(f"{path}:")
+        print(f"{visible(path)}:")              # a file name may hold ESC, BEL, CSI
         for model in models:
-            print("\n".join(explain_kernel(model)))
+            print("\n".join(visible(line) for line in explain_kernel(model)))
     return 0

@@ -22,7 +22,7 @@ import tomllib
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import Distribution, EntryPoint, distributions, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -287,24 +287,43 @@ def installed_entry_points(notes: list[ToolError] | None = None) -> list[EntryPo
     a plugin whenever the current folder is on the path (an embedding program's `sys.path`,
     `PYTHONPATH=.`).  A distribution of the running environment (`sys.prefix`, the user's
     site-packages) is installed even where that environment is a `.venv` inside the project."""
-    found = []
-    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
-        where = _checked_tree_location(ep)
+    found: list[EntryPoint] = []
+    refused: list[tuple[EntryPoint, str]] = []
+    for ep in entry_points(group=GROUP):
+        dist = getattr(ep, "dist", None)
+        where = None if dist is None else _checked_tree_location(dist)
         if where is None:
             found.append(ep)
-        elif notes is not None:
+        else:
+            refused.append((ep, where))
+    if refused:
+        found += _hidden_installs({_dist_name(ep.dist) for ep, _ in refused})
+    found = sorted({ep.name: ep for ep in reversed(found)}.values(), key=lambda e: e.name)
+    names = {ep.name for ep in found}
+    for ep, where in refused:
+        # the same plugin installed too (a source checkout's own egg-info on the path): no news
+        if notes is not None and ep.name not in names:
             notes.append(ToolError(f"plugin {ep.name!r} not loaded: its distribution lies in the current "
                                    f"folder ({visible(where)}), not in an installed environment; "
                                    f"install it (`pip install`) to use it", plugin=ep.name, internal=False))
     return found
 
 
-def _checked_tree_location(ep: EntryPoint) -> str | None:
-    """Where `ep`'s distribution lies when that is inside the current folder and outside the
-    running environment, else None (it may be loaded)."""
-    dist = getattr(ep, "dist", None)
-    if dist is None:
-        return None
+def _dist_name(dist: Distribution | None) -> str:
+    return ((dist.metadata["Name"] if dist is not None else "") or "").lower().replace("_", "-")
+
+
+def _hidden_installs(names: set[str]) -> list[EntryPoint]:
+    """Entry points of installed distributions named `names`: `entry_points()` keeps only the
+    first distribution of a name on the path, so a copy in the current folder (a checkout's
+    own `*.egg-info`) hides the installed one."""
+    return [ep for dist in distributions() if _dist_name(dist) in names and _checked_tree_location(dist) is None
+            for ep in dist.entry_points.select(group=GROUP)]
+
+
+def _checked_tree_location(dist: Distribution) -> str | None:
+    """Where `dist` lies when that is inside the current folder and outside the running
+    environment, else None (its plugins may be loaded)."""
     try:
         location = os.path.realpath(str(dist.locate_file("")))
         here = os.path.realpath(os.getcwd())

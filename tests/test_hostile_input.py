@@ -262,3 +262,60 @@ def test_path_is_left_alone_when_pipelint_is_a_library(tmp_path):
     out = subprocess.run([sys.executable, "-c", "import sys; import pipelint; print(repr(sys.path[0]))"],
                          cwd=tmp_path, capture_output=True, text=True)
     assert out.stdout.strip() == "''"
+
+
+# ---------------------------------------------------------------- one escaping function on every output
+HOSTILE = "k\x1b]0;PWNED\x07\x9b31m\u202e"      # OSC retitle, BEL, C1 CSI, a bidi override
+RAW = ("\x1b", "\x07", "\x9b", "\u202e")
+
+
+def _clean(text: str) -> bool:
+    return not any(ch in text for ch in RAW)
+
+
+@pytest.mark.parametrize("args", [
+    ["check", "{a}", "--no-cache"], ["check", "{a}", "--no-cache", "--format", "concise"],
+    ["check", "{a}", "--no-cache", "--format", "github"], ["check", "{a}", "--no-cache", "-v"],
+    ["check", ".", "--show-files"], ["explain", "{a}"], ["diff", "{a}", "{b}"],
+    ["explain", "{missing}"], ["diff", "{a}", "{missing}"],
+])
+def test_hostile_file_names_are_printed_visibly(tmp_path, args):
+    a = tmp_path / f"{HOSTILE}a.cu"
+    b = tmp_path / f"{HOSTILE}b.cu"
+    a.write_text((KERNELS / "gemv_sm_80_s3.cu").read_text())      # a redundant-barrier warning
+    b.write_text((KERNELS / "gemv_sm_80_s2.cu").read_text())
+    names = {"a": a.name, "b": b.name, "missing": f"{HOSTILE}none.cu"}
+    res = _cli(*[arg.format(**names) for arg in args], cwd=tmp_path)
+    assert res.returncode in (0, 1, 2), res.stderr
+    assert _clean(res.stdout) and _clean(res.stderr), (res.stdout[-500:], res.stderr[-500:])
+    assert "\\x1b]0;PWNED\\x07\\x9b31m" in res.stdout + res.stderr
+
+
+def test_rules_rule_and_plugins_print_a_plugins_text_visibly(run_cli, capsys, monkeypatch):
+    from pipelint import Rule, Severity
+    from pipelint import cli
+
+    module = types.ModuleType("hostile_rules")
+
+    @hookimpl
+    def pipelint_rules():
+        return [Rule("hostile-rule", "Hostile", f"short {HOSTILE}", f"full {HOSTILE}\nsecond line",
+                     Severity.WARNING, help=f"help {HOSTILE}")]
+
+    module.pipelint_rules = pipelint_rules  # type: ignore[attr-defined]
+    host = load_plugins(extra_modules=[module])
+    monkeypatch.setattr(cli, "load_plugins", lambda *a, **k: host)
+    for args in (["rules"], ["rule", "hostile-rule"], ["plugins"]):
+        res = run_cli(*args)
+        assert _clean(res.out) and _clean(res.err), args
+    assert "short k\\x1b]0;PWNED" in run_cli("rules").out
+    assert "second line" in run_cli("rule", "hostile-rule").out          # line ends kept
+
+
+def test_tables_escape_their_cells():
+    from pipelint.report.table import columns
+
+    lines = columns([("fact", "a"), (HOSTILE, "x")])
+    assert all(_clean(line) for line in lines)
+    assert lines[1].startswith("k\\x1b]0;PWNED\\x07\\x9b31m\\u202e  x")
+    assert len(lines[0]) == len(lines[1])          # the second column aligned on what is shown

@@ -104,7 +104,7 @@ def _render(fmt: str, ref: Any, found: dict, rows: list[dict], elapsed: float) -
         f = r["findings"]
         table.append((_label(r["config"]), str(r["shared_bytes"] or "-"), f"{f['error']}/{f['warning']}/{f['note']}",
                       f"ruled out: {r['ruled_out']}" if r["ruled_out"] else "worth timing", f"{r['seconds']:.1f}"))
-    lines = columns(table)
+    lines = columns(table)          # escapes its cells
     lines.append(f"{summary['configs']} configuration(s): {out_of} ruled out, {summary['worth_timing']} worth timing "
                  f"({summary['seconds']} s, {summary['seconds_per_config']} s per configuration)")
     return "\n".join(lines) + "\n"

@@ -13,6 +13,7 @@ from ..findings import Report, Severity
 from ..lowering.sweep import LoweredVariant
 from ..options import add_command, add_output_options, project_root
 from ..options import fmt_fact as _fmt
+from ..report.escape import visible
 from ..schema import flag_type
 from .variants import analyze_variants
 
@@ -137,8 +138,9 @@ def _autotune_note(info: dict, params: dict) -> None:
         return
     index = next((i for i, c in enumerate(configs) if all(params.get(k, v) == v for k, v in c.items())), 0)
     shown = ", ".join(f"{k}={v}" for k, v in configs[index].items())
-    sys.stderr.write(f"pipelint: {info.get('name')} is @autotune'd over {len(configs)} configurations; "
-                     f"lowered configuration {index + 1} ({shown}); pick another with --param NAME=VALUE\n")
+    sys.stderr.write(visible(f"pipelint: {info.get('name')} is @autotune'd over {len(configs)} configurations; "
+                             f"lowered configuration {index + 1} ({shown}); pick another with --param NAME=VALUE")
+                     + "\n")
 
 
 def render_lower(fmt: str, kernel: str, ref: KernelRef, info: dict, lowered: list[LoweredVariant], report: Report,
@@ -191,7 +193,7 @@ def render_lower(fmt: str, kernel: str, ref: KernelRef, info: dict, lowered: lis
                  f"{counts[Severity.WARNING]} warning(s), {counts[Severity.NOTE]} note(s)")
     if args.dump_dir:
         lines.append(f"CUDA and IR facts written to {args.dump_dir}/")
-    return "\n".join(lines) + "\n"
+    return "\n".join(visible(line) for line in lines) + "\n"       # kernel, file and loop names are input
 
 
 def _variant_dict(lv: LoweredVariant, finding_dict) -> dict:

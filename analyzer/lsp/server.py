@@ -36,6 +36,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from .. import __version__
 from ..errors import UsageError
 from ..findings import Severity
+from ..report.escape import visible
 from .analysis import Diagnostic, FileAnalysis, analyze_cuda, analyze_python
 from .lowering import Lowerer, cache_folder, dump_folder
 from .pysource import scan
@@ -117,12 +118,13 @@ class PipelintServer(LanguageServer):
         except UsageError as exc:       # a broken configuration: say so where the user looks
             analysis = FileAnalysis(path, [Diagnostic(1, 0, 1, Severity.ERROR, "configuration", str(exc))])
         except Exception as exc:       # a server must outlive a bug in one analysis: logged
-            log.exception("analysis of %s failed", path)
+            log.exception("analysis of %s failed", visible(path))      # stderr: maybe a terminal
             self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error,
-                                                         f"pipelint: analysis of {path} failed: {exc}"))
+                                                         visible(f"pipelint: analysis of {path} failed: {exc}")))
             return
         for error in analysis.errors:
-            self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Warning, f"pipelint: {path}: {error}"))
+            self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Warning,
+                                                         visible(f"pipelint: {path}: {error}")))
         state = self.docs.setdefault(uri, DocState())
         state.analysis, state.version = analysis, version
         self.publish(uri, analysis, version)
@@ -142,8 +144,8 @@ class PipelintServer(LanguageServer):
                                               config, dump)
         analysis.seconds, analysis.cached = lowered.seconds, lowered.cached
         self.window_log_message(lsp.LogMessageParams(
-            lsp.MessageType.Info, f"pipelint: {Path(path).name}: {len(analysis.diagnostics)} diagnostic(s); "
-                                  f"lowering {'cached' if lowered.cached else f'{lowered.seconds:.1f} s'}"))
+            lsp.MessageType.Info, visible(f"pipelint: {Path(path).name}: {len(analysis.diagnostics)} diagnostic(s); "
+                                          f"lowering {'cached' if lowered.cached else f'{lowered.seconds:.1f} s'}")))
         return analysis
 
     async def _lower(self, path: str, text: str, settings: Any, folder: Path, use_cache: bool) -> Any:

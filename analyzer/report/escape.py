@@ -29,9 +29,15 @@ def visible(text: str) -> str:
     return _HIDDEN.sub(_escape, text) if _HIDDEN.search(text) else text
 
 
+def visible_lines(text: str) -> str:
+    """`text` with its line ends kept and everything else `visible`: for multi-line output
+    (a rule page, a table, `explain`) whose lines come from the input."""
+    return "\n".join(visible(line) for line in text.split("\n"))
+
+
 def has_hidden(text: str) -> bool:
     """Whether `text` holds a character `visible` would escape."""
     return _HIDDEN.search(text) is not None
 
 
-__all__ = ["has_hidden", "visible"]
+__all__ = ["has_hidden", "visible", "visible_lines"]
