@@ -1,55 +1,65 @@
 """A per-file result cache, so a run over unchanged kernels costs a few file reads.
 
-Like ruff's: one entry per checked file, keyed by the file's bytes, the path it
-was given as (findings carry it), and a *salt* made of everything else that
-decides the result — pipelint's version and code, the loaded plugins with their
-versions and code, and the analysis options.  Select/ignore/severity settings are
-applied after the analysis, so changing them reuses the cache.
+Like ruff's: one entry per checked file, keyed by the bytes that were analysed, the path
+it was given as (findings carry it), and a *salt* made of everything else that decides the
+result — pipelint's version and code, the loaded plugins with their versions and code, and
+the analysis options.  Select/ignore/severity settings are applied after the analysis, so
+changing them reuses the cache.
 
 Two small indexes make a warm run cheap:
 
-* ``stat/``: ``(path, mtime, size, inode)`` -> the content key, so an unchanged
-  file is not even read;
+* ``stat/``: ``(path, mtime, ctime, size, inode)`` -> the content key, so an unchanged file
+  is not even read;
 * ``data/``: content key -> the file's result (JSON).
 
-Writes go to a temporary file renamed into place (safe when runs overlap); an
-entry that cannot be read or decoded is deleted and recomputed; the directory is
-pruned, oldest first, when it grows over its size cap.  Results of a file whose
-analysis hit its time or memory budget are not stored: they depend on the machine.
+A result is stored under the digest of the bytes its analysis read (`FileResult.digest`),
+never of a second read: a file saved while it was analysed keeps no stale result under its
+new content.  The stat index is written only when the file's stat before its read equals
+its stat after the analysis.  Each entry is written as its file finishes (a killed run keeps
+what it finished), atomically; any entry that cannot be read or decoded is deleted and
+recomputed; the directory is pruned, oldest first, when it grows over its size cap.  Results
+of a file whose analysis hit its time or memory budget are not stored: they depend on the
+machine.  Every file operation is `cachedir`'s: no link is followed, nothing outside the
+root is touched, and only files named like entries are deleted.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import stat
 import sys
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from . import cachedir
 from .findings import FileResult, Finding, Location, Severity, ToolError
 
 FORMAT = 2                          # bump when the entry layout changes
 DEFAULT_MAX_BYTES = 256 * 2**20     # the directory is pruned to this size
-ENV_DIR = "PIPELINT_CACHE_DIR"
+ENV_DIR = cachedir.ENV_DIR
+default_dir = cachedir.default_dir
+Snapshot = tuple[int, int, int, int]
 
 Result = tuple[FileResult, list[Finding], list[ToolError]]
 
 
-def default_dir() -> Path:
-    """`$PIPELINT_CACHE_DIR`, else the platform's user cache folder (platformdirs)."""
-    env = os.environ.get(ENV_DIR)
-    if env:
-        return Path(env)
+def digest_of(data: bytes) -> str:
+    """What a file's result is keyed by: the sha256 of the bytes that were analysed."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def snapshot(path: str) -> Snapshot | None:
+    """(mtime, ctime, size, inode) of `path`, taken before it is read: a result is indexed by
+    this only when the file is still the same after its analysis.  None for what is not a
+    regular file (FIFOs and devices are never opened: they would block)."""
     try:
-        import platformdirs
-    except ImportError:      # pragma: no cover - a core dependency; keep working without it
-        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pipelint"
-    return Path(platformdirs.user_cache_dir("pipelint", appauthor=False))
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino) if stat.S_ISREG(st.st_mode) else None
 
 
 def code_stamp(modules: list[object]) -> str:
@@ -80,10 +90,12 @@ def code_stamp(modules: list[object]) -> str:
 
 
 class ResultCache:
-    """Results of `check_file` by file; see the module docstring."""
+    """Results of `check_file` by file; see the module docstring.  Raises `CacheRefused` when
+    the root is not one pipelint may use (a link, someone else's, a folder it did not make)."""
 
     def __init__(self, root: Path, salt: str, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-        self.root = Path(root) / f"v{FORMAT}"
+        self.top = cachedir.open_root(Path(root))
+        self.root = self.top / f"v{FORMAT}"
         self.salt = salt
         self.max_bytes = max_bytes
         self.hits = 0
@@ -91,127 +103,112 @@ class ResultCache:
         self.written = 0
 
     # ----------------------------------------------------------------- keys
-    def _stat_key(self, path: str, st: os.stat_result) -> str:
-        raw = f"{self.salt}\0{os.path.abspath(path)}\0{path}\0{st.st_mtime_ns}\0{st.st_size}\0{st.st_ino}"
+    def _stat_key(self, path: str, snap: Snapshot) -> str:
+        raw = f"{self.salt}\0{os.path.abspath(path)}\0{path}\0{snap}"
         return hashlib.sha256(raw.encode()).hexdigest()
 
-    def content_key(self, path: str, data: bytes) -> str:
-        h = hashlib.sha256(f"{self.salt}\0{path}\0".encode())
-        h.update(data)
-        return h.hexdigest()
+    def content_key(self, path: str, digest: str) -> str:
+        return hashlib.sha256(f"{self.salt}\0{path}\0{digest}".encode()).hexdigest()
 
-    def _file(self, kind: str, key: str) -> Path:
-        return self.root / kind / key[:2] / key[2:]
+    def _entry(self, kind: str, key: str, create: bool = False) -> Path | None:
+        where = cachedir.folder(self.top, f"v{FORMAT}", kind, key[:2], create=create)
+        return None if where is None else where / key[2:]
 
     # ----------------------------------------------------------------- read
     def get(self, path: str) -> Result | None:
         """The cached result of `path` if the file is unchanged, else None."""
-        try:
-            st = os.stat(path)
-        except OSError:
+        snap = snapshot(path)
+        if snap is None:
             return None
-        if not stat.S_ISREG(st.st_mode):      # FIFOs and devices are never opened (they would block)
-            return None
-        pointer = self._read(self._file("stat", self._stat_key(path, st)))
+        pointer = self._read("stat", self._stat_key(path, snap))
         key = pointer.get("key") if isinstance(pointer, dict) else None
-        if not isinstance(key, str):
-            try:                # touched or freshly cloned: the bytes decide
-                with open(path, "rb") as fh:
-                    key = self.content_key(path, fh.read())
-            except OSError:
+        if isinstance(key, str) and len(key) == 64:
+            found = self._decode("data", key)
+        else:                                   # touched or freshly cloned: the bytes decide
+            data = _read_checked(path, snap)
+            if data is None:
                 return None
-            found = self._decode(self._read(self._file("data", key)))
-            if found is not None:
-                self._write(self._file("stat", self._stat_key(path, st)), {"key": key})
-        else:
-            found = self._decode(self._read(self._file("data", key)))
+            key = self.content_key(path, digest_of(data))
+            found = self._decode("data", key)
+            if found is not None and snapshot(path) == snap:
+                self._write("stat", self._stat_key(path, snap), {"key": key})
         if found is None:
             self.misses += 1
         else:
             self.hits += 1
         return found
 
-    def _read(self, file: Path) -> Any:
-        try:
-            with open(file, encoding="utf-8") as fh:
-                return json.load(fh)
-        except FileNotFoundError:
+    def _read(self, kind: str, key: str) -> Any:
+        file = self._entry(kind, key)
+        data = None if file is None else cachedir.read_file(file)
+        if file is None or data is None:
             return None
-        except (OSError, ValueError):
-            _unlink(file)               # corrupt: heal by recomputing
+        try:
+            return json.loads(data)
+        except Exception:       # noqa: BLE001 - any undecodable entry (200,000 nested [: RecursionError) heals
+            cachedir.remove_entry(file)
             return None
 
-    def _decode(self, entry: Any) -> Result | None:
+    def _decode(self, kind: str, key: str) -> Result | None:
+        entry = self._read(kind, key)
+        if entry is None:
+            return None
         try:
             if not isinstance(entry, dict) or entry.get("format") != FORMAT:
-                return None
+                raise ValueError("not an entry of this format")
             return (_file_result(entry["file"]), [_finding(f) for f in entry["findings"]],
                     [ToolError(**e) for e in entry["errors"]])
-        except (KeyError, TypeError, ValueError):
+        except Exception:       # noqa: BLE001 - a wrong shape is as corrupt as a wrong syntax: recompute
+            file = self._entry(kind, key)
+            if file is not None:
+                cachedir.remove_entry(file)
             return None
 
     # ----------------------------------------------------------------- write
-    def put(self, path: str, data: bytes, result: Result) -> None:
-        """Store a file's result (not one cut short by a budget: that depends on the machine)."""
+    def put(self, path: str, result: Result, before: Snapshot | None = None) -> None:
+        """Store a file's result under the digest of the bytes its analysis read
+        (`FileResult.digest`; a result without one is not stored).  `before`: the file's
+        `snapshot` from before it was read; the stat index points at the result only when the
+        file is unchanged since.  Results cut short by a budget are not stored."""
         from .core_rules import ANALYSIS_LIMIT
 
         file_result, findings, errors = result
+        if file_result.digest is None:
+            return
         if any(f.rule == ANALYSIS_LIMIT.id for f in findings) or any(e.internal for e in errors):
             return
-        try:
-            st = os.stat(path)
-        except OSError:
-            return
-        key = self.content_key(path, data)
+        key = self.content_key(path, file_result.digest)
         entry = {"format": FORMAT, "file": asdict(file_result), "findings": [asdict(f) for f in findings],
                  "errors": [asdict(e) for e in errors]}
-        if self._write(self._file("data", key), entry):
-            self._write(self._file("stat", self._stat_key(path, st)), {"key": key})
+        if self._write("data", key, entry):
             self.written += 1
+            if before is not None and snapshot(path) == before:
+                self._write("stat", self._stat_key(path, before), {"key": key})
 
-    def _write(self, file: Path, payload: dict) -> bool:
-        try:
-            file.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".tmp-")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(payload, fh, separators=(",", ":"))
-            os.replace(tmp, file)
-            return True
-        except OSError:
-            return False            # a read-only or full cache never fails the run
+    def _write(self, kind: str, key: str, payload: dict) -> bool:
+        file = self._entry(kind, key, create=True)
+        if file is None:
+            return False
+        return cachedir.write_file(file.parent, file.name, json.dumps(payload, separators=(",", ":")).encode())
 
     def prune(self) -> int:
         """Delete the oldest entries until the cache is under its size cap; returns how many."""
         if not self.written:
             return 0
-        entries = []
-        for kind in ("data", "stat"):
-            base = self.root / kind
-            if not base.is_dir():
-                continue
-            for shard in os.scandir(base):
-                if not shard.is_dir():
-                    continue
-                for e in os.scandir(shard.path):
-                    try:
-                        st = e.stat()
-                    except OSError:
-                        continue
-                    entries.append((st.st_mtime, st.st_size, e.path))
-        total = sum(size for _, size, _ in entries)
-        removed = 0
-        for _, size, path in sorted(entries):
-            if total <= self.max_bytes:
-                break
-            _unlink(Path(path))
-            total -= size
-            removed += 1
-        return removed
+        return cachedir.evict(self.top, "result", max_bytes=self.max_bytes)
 
 
-def _unlink(file: Path) -> None:
-    with contextlib.suppress(OSError):
-        file.unlink()
+def _read_checked(path: str, snap: Snapshot) -> bytes | None:
+    """The file's bytes when it is the file `snap` describes and not over the entry limit."""
+    if snap[2] > cachedir.MAX_ENTRY_BYTES:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_ino != snap[3]:
+                return None
+            return fh.read(cachedir.MAX_ENTRY_BYTES + 1)
+    except OSError:
+        return None
 
 
 def _location(d: dict) -> Location:

@@ -6,7 +6,6 @@ Exit codes: 0 nothing at or above the fail level, 1 findings, 2 usage error,
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
@@ -154,10 +153,12 @@ def _add_clean(sub: argparse._SubParsersAction) -> None:
     clean = add_command(sub, "clean", "remove pipelint's caches (check results and lowered variants)",
                         "Deletes the result cache and the lowering cache under the cache folder "
                         "(--cache-dir, $PIPELINT_CACHE_DIR, `cache-dir`, else the platform's user cache "
-                        "folder). Only pipelint's own entries are removed.",
-                        ["pipelint clean", "pipelint clean --cache-dir .pipelint-cache"])
+                        "folder). Only a folder carrying pipelint's CACHEDIR.TAG is cleaned, and in it only "
+                        "files named like pipelint's entries; links are never followed.",
+                        ["pipelint clean", "pipelint clean --dry-run", "pipelint clean --cache-dir .pipelint-cache"])
     clean.add_argument("--cache-dir", default=None, metavar="DIR", help="the cache folder to clean")
     clean.add_argument("--config", default=None, metavar="FILE", help="pyproject.toml to read cache-dir from")
+    clean.add_argument("--dry-run", action="store_true", help="list the files that would be removed; remove nothing")
     clean.set_defaults(func=cmd_clean)
 
 
@@ -408,16 +409,23 @@ def _cache(args: argparse.Namespace, config: Any, host: PluginHost, options: Any
     """The result cache for this run, or None (`--no-cache`, `cache = false`)."""
     if args.no_cache or config.cache is False:
         return None
-    from . import cache
-
-    root = Path(args.cache_dir or config.cache_dir or cache.default_dir())
     import importlib
+
+    from . import cache, cachedir
+
+    root = cachedir.usable(cachedir.choose(args.cache_dir, config.cache_dir, config.path))
+    if root is None:
+        return None
 
     modules = [sys.modules[__package__ or "pipelint"], importlib.import_module("pipelint.grammars"),
                *host.pm.get_plugins()]
     salt = cache.salt_for(modules, host.versions,
                           (options.max_bytes, tuple(sorted(options.disable)), options.plugin_config))
-    return cache.ResultCache(root, salt)
+    try:
+        return cache.ResultCache(root, salt)
+    except cachedir.CacheRefused as exc:
+        cachedir.warn(str(exc))
+        return None
 
 
 def cmd_rules(args: argparse.Namespace, host: PluginHost) -> int:
@@ -457,27 +465,30 @@ def exit_code_section(rule: Any) -> str:
 
 
 def cmd_clean(args: argparse.Namespace, host: PluginHost) -> int:
-    """Remove the result cache (`v<N>/` folders), the lowering caches (`lower/`, the editor's `lsp/`) and
-    the grammar cache (`grammar-<uid>/`)."""
-    import shutil
-
-    from . import cache
+    """Remove the entries of the result cache (`v<N>/`), the lowering caches (`lower/`, the
+    editor's `lsp/`) and the grammar cache (`grammar-<uid>/`) — only in a root that carries
+    pipelint's `CACHEDIR.TAG`, only files named like entries, never through a link."""
+    from . import cachedir
     from .config import load_config
+    from .report.escape import visible
 
     config = load_config([], args.config, host)
-    root = Path(args.cache_dir or config.cache_dir or cache.default_dir())
-    removed = []
-    if root.is_dir():
-        for entry in sorted(root.iterdir()):
-            ours = entry.name in ("lower", "lsp") or entry.name.startswith("grammar") or \
-                (entry.name[:1] == "v" and entry.name[1:].isdigit())
-            if entry.is_dir() and ours:
-                shutil.rmtree(entry, ignore_errors=True)
-                removed.append(entry.name)
-        with contextlib.suppress(OSError):
-            root.rmdir()            # only when nothing else is in it
-    print(f"pipelint: removed {', '.join(removed)} from {root}" if removed else f"pipelint: no cache in {root}",
-          file=sys.stderr)
+    choice = cachedir.choose(args.cache_dir, config.cache_dir, config.path)
+    if choice.warning:
+        print(f"pipelint: warning: {visible(choice.warning)}; cleaning {visible(str(choice.path))}",
+              file=sys.stderr)
+    found, refused = cachedir.clean(choice.path, dry_run=args.dry_run)
+    if refused:
+        print(f"pipelint: {visible(refused)}", file=sys.stderr)
+        return 0
+    if args.dry_run:
+        for e in found:
+            print(visible(str(e.path)))
+        print(f"pipelint: would remove {len(found)} file(s) from {visible(str(choice.path))}", file=sys.stderr)
+        return 0
+    size = sum(e.size for e in found)
+    print(f"pipelint: removed {len(found)} file(s) ({size / 2**20:.1f} MB) from {visible(str(choice.path))}"
+          if found else f"pipelint: no cache entries in {visible(str(choice.path))}", file=sys.stderr)
     return 0
 
 

@@ -148,7 +148,8 @@ def _resolve(table: dict[str, Any], p: Path, where: str, host: PluginHost) -> Co
         if key in table:
             setattr(cfg, key.replace("-", "_"), table[key])
     if "cache-dir" in table:
-        cfg.cache_dir = str(p.parent / table["cache-dir"])
+        # joined to the file's folder, not resolved: cachedir.choose confines it there without links
+        cfg.cache_dir = os.path.join(os.path.abspath(p.parent), table["cache-dir"])
     if "exclude" in table:
         cfg.exclude = tuple(table["exclude"])
     cfg.extend_exclude = tuple(table.get("extend-exclude", ()))

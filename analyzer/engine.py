@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import signal
@@ -273,7 +274,8 @@ def check_text(path: str, source: str, host: PluginHost, budget: float = DEFAULT
     try:
         with time_budget(budget), memory_budget(memory):
             result, findings, errors = check_source(path, source, host)
-        return (replace(result, suppressions=suppressions_in(source)), findings, errors)
+        return (replace(result, suppressions=suppressions_in(source),
+                        digest=hashlib.sha256(source.encode("utf-8")).hexdigest()), findings, errors)
     except (_OverBudget, MemoryError, RecursionError) as exc:
         rule = ANALYSIS_TIMEOUT if isinstance(exc, _OverBudget) and exc.wall else ANALYSIS_LIMIT
         what = (f"analysis stopped after {time.monotonic() - wall_started:.0f} s of wall-clock time with "
@@ -319,6 +321,12 @@ def _isolated(path: str, options: CheckOptions):
         return FileResult(path, False, error=finding.message), [finding], [died]
 
 
+def _snapshot(path: str) -> Any:
+    from .cache import snapshot
+
+    return snapshot(path)
+
+
 def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions,
               cache: ResultCache | None = None, progress: Any = None) -> Report:
     """Check files (each once, in path order), from the cache where unchanged; `progress`
@@ -336,20 +344,16 @@ def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions,
         if progress is not None and cached:
             progress.advance(len(cached), "from the cache")
     todo = [f for f in files if f not in cached]
+    # each file's stat before it is read: the cache's stat index is written only if it still holds
+    before = {f: _snapshot(f) for f in todo} if cache is not None else {}
     fresh: dict[str, tuple] = {}
     for f, result in zip(todo, _analyse(todo, host, options)):
         fresh[f] = result
+        if cache is not None:           # as each file finishes: a killed run keeps what it did
+            cache.put(f, result, before[f])
         if progress is not None:
             progress.advance(1, f)
     if cache is not None:
-        for f, result in fresh.items():
-            if not os.path.isfile(f):      # never open a FIFO or device (it would block)
-                continue
-            try:
-                with open(f, "rb") as fh:
-                    cache.put(f, fh.read(), result)
-            except OSError:
-                pass
         cache.prune()
     for f in files:
         result, findings, errors = cached[f] if f in cached else fresh[f]

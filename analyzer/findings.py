@@ -113,6 +113,9 @@ class FileResult:
     # `pipelint: ignore[...]` comments found while reading the file: (line, rule ids, column);
     # None when the file was not read (the suppression pass then reads it itself)
     suppressions: tuple[tuple[int, tuple[str, ...], int], ...] | None = None
+    # sha256 of the text the analysis read (the result cache keys by it, never by a second read);
+    # None when the file was not analysed
+    digest: str | None = None
 
 
 @dataclass

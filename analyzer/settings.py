@@ -9,7 +9,7 @@ from typing import Any
 
 
 def show_settings(args: argparse.Namespace, config: Any, host: Any, found: Any, root: Path) -> str:
-    from . import cache
+    from . import cachedir
     from .config import fail_level, fail_on_performance, selection
 
     chosen = selection(config, args, host)
@@ -31,7 +31,7 @@ def show_settings(args: argparse.Namespace, config: Any, host: Any, found: Any, 
         ("respect-gitignore", found.respect_gitignore),
         ("force-exclude", found.force_exclude),
         ("cache", not args.no_cache and config.cache is not False),
-        ("cache-dir", str(Path(args.cache_dir or config.cache_dir or cache.default_dir()))),
+        ("cache-dir", str(cachedir.choose(args.cache_dir, config.cache_dir, config.path).path)),
         ("primary-location", args.primary_location or config.primary_location or "cuda"),
         ("path-map", [*config.path_map, *(args.path_map or [])]),
         ("plugins", {name: config.plugins.get(name, {}) for name in host.plugin_names()}),

@@ -88,10 +88,11 @@ def test_corrupt_entries_heal(run_cli, tmp_path):
     cache_dir = tmp_path / "cache"
     first_run = run_cli("check", *files, "--format", "json", "--cache-dir", cache_dir)
     first = first_run.json
-    entries = [p for p in cache_dir.rglob("*") if p.is_file()]
+    entries = [p for p in cache_dir.rglob("*") if p.is_file() and p.name != "CACHEDIR.TAG"]
     assert entries
+    deep = b"[" * 200_000                   # json.loads: RecursionError, not ValueError
     for i, p in enumerate(entries):
-        p.write_bytes(b"\x00garbage" if i % 2 else b'{"format": 1, "file": 3}')
+        p.write_bytes((b"\x00garbage", b'{"format": 1, "file": 3}', deep)[i % 3])
     again = run_cli("check", *files, "--format", "json", "--cache-dir", cache_dir)
     assert again.code == first_run.code and not again.err
     assert again.json["findings"] == first["findings"]
@@ -128,21 +129,22 @@ def test_concurrent_runs_share_a_cache(tmp_path):
 def _result(path: str) -> tuple:
     f = Finding("missing-barrier", Severity.ERROR, "m", Location(path, 3, 1, 3, 5),
                 (Location("k.py", 7, message="TileLang source"),), kernel="k", plugin="barriers")
-    return FileResult(path, True, ("k",), suppressions=((3, ("x",), 5),)), [f], []
+    return FileResult(path, True, ("k",), suppressions=((3, ("x",), 5),),
+                      digest=cache_mod.digest_of(Path(path).read_bytes())), [f], []
 
 
 def test_round_trip_and_prune(tmp_path):
     src = tmp_path / "a.cu"
     src.write_text("x")
     c = cache_mod.ResultCache(tmp_path / "c", salt="s", max_bytes=10**9)
-    c.put(str(src), b"x", _result(str(src)))
+    c.put(str(src), _result(str(src)), cache_mod.snapshot(str(src)))
     got = c.get(str(src))
     assert got is not None and (got[0], got[1]) == (_result(str(src))[0], _result(str(src))[1])
     assert cache_mod.ResultCache(tmp_path / "c", salt="other").get(str(src)) is None   # salt is part of the key
     for i in range(20):
         p = tmp_path / f"f{i}.cu"
         p.write_text(str(i))
-        c.put(str(p), str(i).encode(), _result(str(p)))
+        c.put(str(p), _result(str(p)), cache_mod.snapshot(str(p)))
     size = sum(p.stat().st_size for p in (tmp_path / "c").rglob("*") if p.is_file())
     c.max_bytes = size // 2
     assert c.prune() > 0
@@ -155,7 +157,7 @@ def test_budget_cut_results_are_not_cached(tmp_path):
     c = cache_mod.ResultCache(tmp_path / "c", salt="s")
     fr, _, errors = _result(str(src))
     cut = Finding("analysis-limit", Severity.WARNING, "stopped", Location(str(src), 1))
-    c.put(str(src), b"x", (fr, [cut], errors))
+    c.put(str(src), (fr, [cut], errors), cache_mod.snapshot(str(src)))
     assert c.get(str(src)) is None
 
 

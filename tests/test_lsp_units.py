@@ -14,6 +14,7 @@ from helpers import ROOT
 from pipelint.config import load_config
 from pipelint.errors import UsageError
 from pipelint.lsp.analysis import analyze_cuda, analyze_python
+from pipelint.lsp.lowering import dump_folder
 from pipelint.lsp.pysource import code_digest, scan
 from pipelint.lsp.settings import LowerSettings, lower_settings, parse_lower_table
 from pipelint.pluginhost import load_plugins
@@ -100,13 +101,14 @@ def test_findings_of_lowered_cuda_land_on_the_python_line(tmp_path, host):
     py.write_text(GEMM)
     mutant = _mutant()
     config = load_config([str(py)], None, host)
-    analysis = analyze_python(str(py), GEMM, _lowered(str(py), mutant.text), host, config, tmp_path / "cuda")
+    dump = dump_folder(tmp_path / "cache" / "lsp", str(py))     # the server's: <cache root>/lsp/cuda/<file>
+    analysis = analyze_python(str(py), GEMM, _lowered(str(py), mutant.text), host, config, dump)
     races = [d for d in analysis.diagnostics if d.rule == "missing-barrier"]
     assert [d.line for d in races] == [PIPELINED]
     assert races[0].variants == ("sm_80 num_stages=3",) and "more like it" in races[0].message
     assert races[0].doc.endswith("docs/rules/missing-barrier.md")
     assert {r.line for r in races[0].related if r.path == str(py)} >= {PIPELINED + 1, PIPELINED + 2}
-    assert (tmp_path / "cuda" / "matmul_sm_80_s3.cu").is_file()
+    assert (dump / "matmul_sm_80_s3.cu").is_file()
     clean = analyze_python(str(py), GEMM, _lowered(str(py), FIXTURE.read_text()), host, config, None)
     assert clean.diagnostics == []
     assert clean.inlay_hints(1, len(LINES))[0] == (PIPELINED, LINES[PIPELINED - 1].rindex(")") + 1,

@@ -143,10 +143,14 @@ def _private_folder() -> str | None:
     """`grammar-<uid>` in the user's cache folder (`$PIPELINT_CACHE_DIR` or the platform's, never
     a project's `cache-dir`), created 0700; None when it is not a real folder of ours, or when
     someone else could swap it for another between the check and Lark's load."""
-    from ..cache import default_dir
+    from ..cachedir import CacheRefused, default_dir, open_root
 
     uid = getattr(os, "getuid", None)
-    folder = os.path.join(default_dir(), f"grammar-{uid()}" if uid else "grammar")
+    try:
+        root = open_root(default_dir())      # a tagged root of the user's, never through a link
+    except CacheRefused:
+        return None
+    folder = os.path.join(root, f"grammar-{uid()}" if uid else "grammar")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         if uid and not _ancestors_private(folder, uid()):

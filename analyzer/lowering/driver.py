@@ -8,6 +8,7 @@ and the TileLang and pipelint versions.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -156,9 +157,40 @@ def cache_key(ref: KernelRef, params: dict, arch: str, stages: int, tl_version: 
 
 
 def default_cache_dir() -> Path:
-    base = os.environ.get("PIPELINT_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pipelint")
-    return Path(base) / "lower"
+    """`lower/` of the user's cache root (`$PIPELINT_CACHE_DIR` or the platform's)."""
+    from ..cachedir import default_dir
+
+    return default_dir() / "lower"
+
+
+def _cache_folder(cache_dir: Path | None) -> Path | None:
+    """The folder entries are read from and written to: a caller's private scratch folder as it
+    is, else `lower/` of the user's cache root opened by `cachedir` (no links, tagged root);
+    None, with a warning, when that root is refused."""
+    from .. import cachedir
+
+    if cache_dir is not None:
+        return cache_dir if cache_dir.is_dir() or not cache_dir.exists() else None
+    return cachedir.usable(cachedir.choose(None), "lower")
+
+
+def _cached_entry(folder: Path, key: str) -> dict | None:
+    from ..cachedir import read_file
+
+    data = read_file(folder / f"{key}.json")
+    try:
+        entry = json.loads(data) if data is not None else None
+    except Exception:       # noqa: BLE001 - an undecodable entry is a miss (and is rewritten)
+        return None
+    return entry if valid_cache_entry(entry) else None
+
+
+def _store_entry(folder: Path, key: str, result: dict) -> None:
+    from ..cachedir import write_file
+
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)     # a scratch folder; the user's exists already
+    write_file(folder, f"{key}.json", json.dumps(result).encode())
 
 
 def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: dict, *,
@@ -171,23 +203,18 @@ def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: 
     validate(ref, archs, stages)
     done = on_done or (lambda v: None)
     tl_version = tilelang_version()
-    cache = cache_dir or default_cache_dir()
+    cache = _cache_folder(cache_dir)
     variants = [Variant(a, n) for a in archs for n in stages]
     pending = []
     for v in variants:
         key = cache_key(ref, params, v.arch, v.num_stages, tl_version)
-        path = cache / f"{key}.json"
-        if trace is None and path.is_file():
-            try:
-                entry = json.loads(path.read_text())
-            except (OSError, ValueError):
-                entry = None
-            if valid_cache_entry(entry):
-                v.result = entry
-                v.ok, v.cached = True, True
-                done(v)
-                continue
-        pending.append((v, path))
+        entry = _cached_entry(cache, key) if cache is not None and trace is None else None
+        if entry is not None:
+            v.result = entry
+            v.ok, v.cached = True, True
+            done(v)
+            continue
+        pending.append((v, key))
     info = {"name": ref.name, "tilelang": tl_version}
     if pending:
         found = known or discover(ref, timeout)
@@ -195,8 +222,8 @@ def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: 
         if "configs" in found:
             info["configs"] = found["configs"]
 
-    def work(item: tuple[Variant, Path]) -> None:
-        v, path = item
+    def work(item: tuple[Variant, str]) -> None:
+        v, key = item
         env = None
         if trace:
             tdir = (trace_dir or Path("pipelint-trace")) / f"{info['name']}_{v.label}"
@@ -207,13 +234,8 @@ def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: 
         v.seconds = time.perf_counter() - start
         if res.get("ok"):
             v.ok, v.result = True, res
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(res))
-                tmp.replace(path)
-            except OSError:
-                pass
+            if cache is not None:
+                _store_entry(cache, key, res)
         else:
             v.error, v.error_kind, v.result = res.get("error"), res.get("kind"), res
         done(v)

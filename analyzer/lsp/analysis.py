@@ -176,14 +176,17 @@ def _variant(kernel: str, v: dict, host: Any, report: Report, dump_dir: Path | N
 
 
 def _dump(folder: Path, name: str, cuda: str) -> str:
-    path = folder / name
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        if not path.is_file() or path.read_text() != cuda:
-            path.write_text(cuda)
-    except OSError:
+    """Write a variant's CUDA into its dump folder (`<cache root>/lsp/cuda/<file>`, through
+    `cachedir`: no link followed); the bare name when it cannot be written."""
+    from .. import cachedir
+
+    where = cachedir.prepared(folder, 3)
+    if where is None:
         return name
-    return str(path)
+    data = cuda.encode()
+    if cachedir.read_file(where / name) != data and not cachedir.write_file(where, name, data):
+        return name
+    return str(where / name)
 
 
 def _cu_suppressions(text: str) -> tuple:

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, cachedir
 from ..lowering.driver import MARKER, default_cache_dir
 from .pysource import code_digest, local_imports
 from .settings import LowerSettings
@@ -109,10 +109,12 @@ class Lowerer:
     def cached(self, path: str, text: str, settings: LowerSettings, folder: Path | None = None) -> dict | None:
         if not self.use_cache or self.tl_version is None:
             return None
-        file = (folder or self.cache_dir) / f"{cache_key(path, text, settings, self.tl_version)}.json"
+        where = cachedir.prepared(folder or self.cache_dir, 1, create=False)
+        data = None if where is None else cachedir.read_file(
+            where / f"{cache_key(path, text, settings, self.tl_version)}.json")
         try:
-            entry = json.loads(file.read_text())
-        except (OSError, ValueError):
+            entry = json.loads(data) if data is not None else None
+        except Exception:       # noqa: BLE001 - an undecodable entry is a miss (and is rewritten)
             return None
         return entry if isinstance(entry, dict) and entry.get("ok") in (True, False) else None
 
@@ -150,22 +152,11 @@ class Lowerer:
                     asyncio.ensure_future(self.prepare())
 
     def _store(self, folder: Path, key: str, result: dict) -> None:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            tmp = folder / f"{key}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps(result))
-            tmp.replace(folder / f"{key}.json")
-            _prune(folder)
-        except OSError:
-            pass
-
-
-def _prune(folder: Path) -> None:
-    """Keep the newest KEEP_ENTRIES results (editing makes one per version of the code)."""
-    entries = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in entries[KEEP_ENTRIES:]:
-        with contextlib.suppress(OSError):
-            old.unlink()
+        """Write the entry and keep the newest KEEP_ENTRIES (editing makes one per version of
+        the code); through `cachedir`: no link followed, only entries deleted."""
+        where = cachedir.prepared(folder, 1)
+        if where is not None and cachedir.write_file(where, f"{key}.json", json.dumps(result).encode()):
+            cachedir.evict(where.parent, "lsp", keep=KEEP_ENTRIES)
 
 
 def merge(parts: list[dict], pairs: list[list]) -> dict:

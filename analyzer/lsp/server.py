@@ -137,7 +137,7 @@ class PipelintServer(LanguageServer):
             return FileAnalysis(path)
         config = self._config(path)
         settings = lower_settings(config)
-        folder = self.cache_dir or (cache_folder(config.cache_dir) if config.cache_dir else self.lowerer.cache_dir)
+        folder = self.cache_dir or self._cache_of(config)
         lowered = await self._lower(path, text, settings, folder, config.cache is not False)
         dump = dump_folder(folder, path)
         analysis = await loop.run_in_executor(self.analysis_pool, self._python, path, text, lowered.result,
@@ -147,6 +147,17 @@ class PipelintServer(LanguageServer):
             lsp.MessageType.Info, visible(f"pipelint: {Path(path).name}: {len(analysis.diagnostics)} diagnostic(s); "
                                           f"lowering {'cached' if lowered.cached else f'{lowered.seconds:.1f} s'}")))
         return analysis
+
+    def _cache_of(self, config: Any) -> Path:
+        """The project's `cache-dir` when `cachedir.choose` allows it (inside the configuration's
+        folder, no links), else the server's own; a refused one is logged."""
+        from .. import cachedir
+
+        choice = cachedir.choose(None, config.cache_dir, config.path)
+        if choice.warning:
+            self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Warning,
+                                                         visible(f"pipelint: {choice.warning}")))
+        return cache_folder(str(choice.path)) if choice.source == "configuration" else self.lowerer.cache_dir
 
     async def _lower(self, path: str, text: str, settings: Any, folder: Path, use_cache: bool) -> Any:
         """Lower with a progress report in the client (when it shows them and this is no cache hit)."""

@@ -108,6 +108,7 @@ def run_once(args: argparse.Namespace, host: Any, check: Callable[[argparse.Name
 
 def check_python(path: str, host: Any, args: argparse.Namespace) -> int:
     """Lower and check one TileLang file as the server does; print its diagnostics."""
+    from .. import cachedir
     from ..config import load_config
     from .analysis import analyze_python
     from .lowering import Lowerer, cache_folder, dump_folder
@@ -120,7 +121,10 @@ def check_python(path: str, host: Any, args: argparse.Namespace) -> int:
         print(f"pipelint: error: {exc}", file=sys.stderr)
         return 2
     text = Path(path).read_text(encoding="utf-8", errors="replace")
-    cache = cache_folder(getattr(args, "cache_dir", None) or config.cache_dir)
+    choice = cachedir.choose(getattr(args, "cache_dir", None), config.cache_dir, config.path)
+    if choice.warning:
+        cachedir.warn_fallback(choice)
+    cache = cache_folder(str(choice.path))
     use_cache = not getattr(args, "no_cache", False) and config.cache is not False
     lowered = asyncio.run(Lowerer(cache).lower(path, text, settings, use_cache=use_cache))
     host.configure(config.plugins)
