@@ -6,11 +6,13 @@ configuration files linked out of the project.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import queue
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import pathspec
 import pytest
-from helpers import fixture
+from helpers import ROOT, fixture
 
 from pipelint.ignorespec import IgnorePatternError, IgnoreSpec
 
@@ -273,3 +275,51 @@ def test_a_configuration_linked_out_of_the_project_is_not_read(tmp_path):
     (project / "pyproject.toml").unlink()
     (project / "pyproject.toml").symlink_to(project / "shared" / "pyproject.toml")
     assert _pipelint(["check", "k.cu", "--no-cache"], project).returncode == 2
+
+
+# ------------------------------------------------------------------------------ 6. a reproducible install
+def _requirements() -> list[str]:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    return [*project["project"]["dependencies"], *project["project"]["optional-dependencies"]["fast"],
+            *project["build-system"]["requires"]]
+
+
+def test_core_dependencies_are_capped_and_the_constraints_file_pins_them():
+    from importlib.metadata import PackageNotFoundError, version
+
+    from packaging.requirements import Requirement
+
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, pinned = line.partition("==")
+            pins[name.strip().lower().replace("_", "-")] = pinned.strip()
+    for text in _requirements():
+        req = Requirement(text)
+        assert any(s.operator in ("<", "<=", "==", "~=") for s in req.specifier), f"{text}: no upper bound"
+        name = req.name.lower()
+        assert name in pins, f"{name} not in constraints.txt"
+        assert req.specifier.contains(pins[name]), f"constraints.txt pins {name}=={pins[name]} outside {text}"
+        with contextlib.suppress(PackageNotFoundError):           # what .venv holds is what is pinned
+            assert version(name) == pins[name] or name == "setuptools", f"{name}: installed {version(name)}"
+    assert "-c constraints.txt" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_ci_recipes_pin_a_tag_or_commit_and_install_with_the_constraints():
+    text = (ROOT / "docs" / "ci.md").read_text()
+    refs = re.findall(r"PIPELINT_REF: (\S+)", text)
+    assert refs and all(ref != "main" and (ref.startswith("v") or re.fullmatch("[0-9a-f]{40}", ref)) for ref in refs)
+    installs = re.findall(r"pip install [^\n]*\./\.pipelint[^\n]*", text)
+    assert installs and all("-c ./.pipelint/constraints.txt" in line for line in installs), installs
+
+
+# ------------------------------------------------------------------------------ 7. the editor's pipelint
+def test_the_documented_vs_code_extension_never_runs_the_workspace_s_pipelint():
+    text = (ROOT / "docs" / "editor.md").read_text()
+    extension = text[text.index("`extension.js`"):text.index("## Neovim")]
+    assert ".venv" not in extension.split("```js")[1].split("```")[0].replace("<workspace>/.venv", "")
+    assert 'getConfiguration("pipelint").get("path")' in extension
+    assert "lowerPython: trusted" in extension and "vscode.workspace.isTrusted" in extension
+    assert '"restrictedConfigurations": ["pipelint.path"]' in text and '"untrustedWorkspaces"' in text
