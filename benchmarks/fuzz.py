@@ -1,6 +1,7 @@
 """Fuzz `pipelint check` with N seeded mutants of real kernels and print what went wrong.
 
     python benchmarks/fuzz.py 10000 [--seed S] [--batch 300] [--jobs J] [--no-hostile]
+    python benchmarks/fuzz.py 1000 --walk [--seed S] [--batch 50] [--budget 60]
 
 Each batch of mutants is checked by one `pipelint check --format json` process, as a user would
 run it. Half of the mutants also name hostile files in their `#line` directives (terminal escape
@@ -9,11 +10,19 @@ and each batch is then reported again, from the result cache, in every other for
 TileLang line first.  Figures: tracebacks (a process that exited 3 or printed one), internal errors
 from the core, files missing from a report, control characters in any output (stdout or stderr,
 any format), the slowest file, peak RSS of the checking processes.
+
+`--walk` fuzzes what a checked repository decides about the walk instead (issue 38): each case is
+a folder with a hostile `.gitignore` (star chains such as `*a*a*...*b`, `**/` chains, brackets,
+negations, invalid and 5,000-character lines), 200-character file names, deep folders, and
+links (to `/`, to a folder and a file outside the project, to itself, to `..`, dangling); each
+batch is listed (`--show-files`) and checked (`--format json`) with hostile `--extend-exclude`
+patterns.  Figures: batches past the budget (hangs), tracebacks, names from outside printed.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import resource
 import subprocess
@@ -37,7 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=300)
     parser.add_argument("--jobs", type=int, default=0)
     parser.add_argument("--no-hostile", action="store_true", help="no hostile #line names, json only")
+    parser.add_argument("--walk", action="store_true", help="hostile walks: patterns, links, long names")
+    parser.add_argument("--budget", type=float, default=60.0, help="--walk: seconds a batch may take")
     args = parser.parse_args(argv)
+    if args.walk:
+        return walk_fuzz(args.n, args.seed, 50 if args.batch == 300 else args.batch, args.budget)
     tracebacks = internal = missing = hostile = 0
     controls: dict[str, int] = {}
     slowest = (0.0, "")
@@ -83,6 +96,84 @@ def main(argv: list[str] | None = None) -> int:
     print(f"files stopped by the time budget: {'none' if not slowest[1] else slowest}")
     print(f"peak RSS of a checking process: {rss_mb:.0f} MB")
     return 1 if tracebacks or internal or missing or controls else 0
+
+
+KERNEL = (Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "kernels" / "global_flag_sm_80_s0.cu").read_text(
+    encoding="utf-8")
+OUTSIDE = "SECRET_OUTSIDE"          # in every name outside the project: printed nowhere
+
+
+def hostile_pattern(rng: random.Random, valid: bool = False) -> str:
+    """One gitignore line chosen to make a backtracking matcher hang, or (unless `valid`) to be
+    invalid (git skips such a line in a .gitignore; an --extend-exclude one is a usage error)."""
+    kind = rng.choice([0, 1, 2, 3, 5]) if valid else rng.randrange(8)
+    if kind == 0:
+        return "*a" * rng.randint(4, 40) + "*b"
+    if kind == 1:
+        return "**/a/" * rng.randint(4, 40) + "b"
+    if kind == 2:
+        return "/**/" + "a*" * rng.randint(2, 12) + "/**/" + "*a" * rng.randint(2, 12) + "*b/"
+    if kind == 3:
+        return "[!a]*" * rng.randint(4, 30) + "[b"
+    if kind == 4:
+        return rng.choice(["trailing\\", "!", "/", "[", "\\", "**", "!**/", "a" * 5000, "*" * 5000])
+    if kind == 5:
+        return "?" * rng.randint(1, 300) + "*a" * rng.randint(1, 20)
+    atoms = ["*", "**", "a", "?", "/", "[ab]", "[!a]", "\\*", "!", " ", "."]
+    return "".join(rng.choice(atoms) for _ in range(rng.randint(1, 60)))
+
+
+def walk_case(root: Path, outside: Path, rng: random.Random) -> None:
+    """A project folder a hostile repository could ship: patterns, long names, deep folders, links."""
+    root.mkdir()
+    (root / ".gitignore").write_text("\n".join(hostile_pattern(rng) for _ in range(rng.randint(1, 6))) + "\n")
+    (root / f"{'a' * rng.randint(100, 200)}.cu").write_text(KERNEL)
+    deep = root.joinpath(*(["a" * rng.randint(1, 40)] * rng.randint(1, 20)))
+    deep.mkdir(parents=True)
+    (deep / "k.cu").write_text(KERNEL)
+    links = {"to_root": "/", "to_outside": str(outside), "loop.cu": "loop.cu", "up": "..",
+             "dangling.cu": "/nonexistent/x.cu", f"{OUTSIDE}_file.cu": str(outside / f"{OUTSIDE}.cu")}
+    for name in rng.sample(sorted(links), rng.randint(1, len(links))):
+        (root / name).symlink_to(links[name])
+
+
+def walk_fuzz(n: int, seed: int, batch: int, budget: float) -> int:
+    """`--walk`: n hostile project folders, `batch` per pipelint process, each within `budget` s."""
+    hangs = tracebacks = leaks = listed = 0
+    slowest = 0.0
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="pipelint-walk-") as tmp:
+        outside = Path(tmp) / f"{OUTSIDE}_dir"
+        outside.mkdir()
+        (outside / f"{OUTSIDE}.cu").write_text("// a file outside the project\n")
+        for b in range(0, n, batch):
+            project = Path(tmp) / f"b{b}"
+            (project / ".git").mkdir(parents=True)
+            rng = random.Random(seed * 1_000_003 + b)
+            cases = [project / f"c{i}" for i in range(b, min(n, b + batch))]
+            for case in cases:
+                walk_case(case, outside, rng)
+            excludes = ",".join(hostile_pattern(rng, valid=True) for _ in range(3))
+            for options in (["--show-files"], ["--format", "json", "--no-cache"]):
+                began = time.perf_counter()
+                try:
+                    out = subprocess.run([sys.executable, "-m", "pipelint", "check", *map(str, cases), *options,
+                                          f"--extend-exclude={excludes}"], cwd=project, capture_output=True,
+                                         text=True, errors="surrogateescape", timeout=budget)
+                except subprocess.TimeoutExpired:
+                    hangs += 1
+                    print(f"batch {b} {options[0]}: still running after {budget:g} s", file=sys.stderr)
+                    continue
+                slowest = max(slowest, time.perf_counter() - began)
+                tracebacks += _crashed(out, f"batch {b} {options[0]}")
+                listed += out.stdout.count(".cu\n") if options == ["--show-files"] else 0
+                if OUTSIDE in out.stdout or OUTSIDE in out.stderr:
+                    leaks += 1
+                    print(f"batch {b} {options[0]}: a name from outside the project was printed", file=sys.stderr)
+    print(f"hostile walks: {n} cases in batches of {batch}  seed: {seed}  {time.perf_counter() - start:.0f} s")
+    print(f"batches past the {budget:g} s budget (hangs): {hangs}  tracebacks: {tracebacks}  "
+          f"names from outside printed: {leaks}  slowest batch: {slowest:.1f} s  files listed: {listed}")
+    return 1 if hangs or tracebacks or leaks else 0
 
 
 def _check(folder: Path, options: list[str]) -> subprocess.CompletedProcess:

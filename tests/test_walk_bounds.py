@@ -323,3 +323,57 @@ def test_the_documented_vs_code_extension_never_runs_the_workspace_s_pipelint():
     assert 'getConfiguration("pipelint").get("path")' in extension
     assert "lowerPython: trusted" in extension and "vscode.workspace.isTrusted" in extension
     assert '"restrictedConfigurations": ["pipelint.path"]' in text and '"untrustedWorkspaces"' in text
+
+
+# ------------------------------------------------------------------------------ 5. the server's lowering workers
+_DAEMON = '''
+import os, subprocess, sys, time
+# a helper in a session of its own that daemonizes (double fork): it leaves the worker's group
+subprocess.Popen([sys.executable, "-c", """
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(600)
+    os._exit(0)
+""", "MARK"], start_new_session=True)
+time.sleep(1)
+'''
+
+
+def _marked(mark: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            with contextlib.suppress(OSError):
+                if mark.encode() in Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0"):
+                    found.append(int(name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="Linux: the worker is its descendants' subreaper")
+@pytest.mark.parametrize("hang", [True, False])
+def test_a_lowering_worker_is_killed_with_every_process_it_started(tmp_path, hang):
+    import asyncio
+
+    from pipelint.lsp.lowering import run_worker
+
+    mark = f"pipelint-test-{os.getpid()}-{hang}"
+    text = _DAEMON.replace("MARK", mark) + ("time.sleep(120)\n" if hang else "")
+    spec = {"path": str(tmp_path / "k.py"), "text": text, "variants": [["sm_80", None]], "params": {}}
+    async def lower() -> dict:
+        result = await run_worker(spec, timeout=20 if hang else 120)
+        await asyncio.sleep(0.5)            # the killed worker's pipes close inside the loop
+        return result
+
+    try:
+        result = asyncio.run(lower())
+        assert result.get("kind") == "timeout" if hang else result.get("ok"), result
+        deadline = time.monotonic() + 5
+        while _marked(mark) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _marked(mark), "a process the kernel file started outlived its lowering worker"
+    finally:
+        for pid in _marked(mark):
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)

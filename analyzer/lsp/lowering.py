@@ -14,7 +14,6 @@ import contextlib
 import hashlib
 import json
 import os
-import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -204,8 +203,12 @@ async def run_worker(spec: dict, timeout: float, child: asyncio.subprocess.Proce
 
 
 def _kill(child: asyncio.subprocess.Process) -> None:
+    """Kill the worker, its process group and every descendant, also those that started a
+    session of their own (the worker is their subreaper: `procs`)."""
+    from .procs import kill_tree
+
+    if hasattr(os, "killpg"):
+        kill_tree(child.pid)
+        return
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        if hasattr(os, "killpg"):
-            os.killpg(child.pid, signal.SIGKILL)
-        else:
-            child.kill()
+        child.kill()

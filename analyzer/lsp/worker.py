@@ -196,6 +196,18 @@ def _variant(obj: Any, kind: str, params: dict, arch: str, n: int | None, writte
 
 
 def main() -> int:
+    # Subreaper first: whatever the kernel file starts, even in a session of its own, stays this
+    # worker's descendant, killed with it (lowering._kill) or when it is done (below).
+    from .procs import become_subreaper, kill_descendants
+
+    become_subreaper()
+    try:
+        return _serve()
+    finally:
+        kill_descendants(os.getpid())       # a kernel file's daemon does not outlive its lowering
+
+
+def _serve() -> int:
     # TileLang first, the spec after: a worker started ahead of need (the server keeps one)
     # has done its slowest part by the time a buffer arrives.
     with contextlib.suppress(ImportError), contextlib.redirect_stdout(io.StringIO()):
