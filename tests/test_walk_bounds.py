@@ -377,3 +377,49 @@ def test_a_lowering_worker_is_killed_with_every_process_it_started(tmp_path, han
         for pid in _marked(mark):
             with contextlib.suppress(OSError):
                 os.kill(pid, 9)
+
+
+def _server_analysis(tmp_path: Path, text: str, table: str = "") -> tuple:
+    import asyncio
+
+    from pipelint.lsp.server import PipelintServer
+
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    (tmp_path / "pyproject.toml").write_text(f"[tool.pipelint]\n{table}\n")
+    server = PipelintServer(tmp_path / "cache")
+    started = time.perf_counter()
+    analysis = asyncio.run(server.analyse(str(tmp_path / "k.cu"), text))
+    return analysis, time.perf_counter() - started
+
+
+def test_a_buffer_over_the_size_limit_is_not_analysed(tmp_path):
+    analysis, seconds = _server_analysis(tmp_path, "// x\n" * (4 * 2**20 // 5 + 10), "max-file-size = 4")
+    (d,) = analysis.diagnostics
+    assert d.rule == "unreadable-file" and "over the 4 MB limit" in d.message and seconds < 5
+
+
+def test_a_buffer_is_analysed_in_a_child_with_the_check_budgets(tmp_path):
+    text = fixture("flash_attn_fwd_sm_90_s4.cu").read_text()
+    analysis, _ = _server_analysis(tmp_path, text, "time-budget = 0.0001")
+    assert [d.rule for d in analysis.diagnostics] == ["analysis-limit"]
+    clean, _ = _server_analysis(tmp_path, fixture(KERNEL).read_text())
+    assert "analysis-limit" not in [d.rule for d in clean.diagnostics]
+
+
+def test_cancelling_a_buffer_s_analysis_kills_its_process(tmp_path):
+    import asyncio
+    import multiprocessing
+
+    from pipelint.lsp.cudajob import Budgets, check_in_child
+
+    async def cancelled() -> None:
+        text = fixture("flash_attn_fwd_sm_90_s4.cu").read_text() * 40       # a long analysis
+        task = asyncio.ensure_future(check_in_child(str(tmp_path / "k.cu"), text, {}, Budgets(60, 0, 2**30)))
+        await asyncio.sleep(1.0)
+        assert multiprocessing.active_children()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled())
+    assert not [p for p in multiprocessing.active_children() if p.is_alive()]

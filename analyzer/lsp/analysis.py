@@ -429,13 +429,17 @@ def alloc_hover(alloc: SharedAlloc, facts: list[VariantFacts]) -> str | None:
 
 
 # ------------------------------------------------------------------ .cu buffers
-def analyze_cuda(path: str, text: str, host: Any, config: Any) -> FileAnalysis:
+def analyze_cuda(path: str, text: str, host: Any, config: Any, checked: tuple | None = None) -> FileAnalysis:
     """A `.cu` buffer, checked as `check` checks the file (its `// pipelint: ignore` comments
-    from the buffer), with the TileLang lines as related locations."""
+    from the buffer), with the TileLang lines as related locations.  `checked`: what
+    `engine.check_text` found, when that ran elsewhere (the server's analysis process)."""
     from ..engine import analyze_source, dedupe
     from ..suppress import suppressions_in
 
-    result, findings, errors, _ = analyze_source(path, text, host)
+    if checked is None:
+        result, findings, errors, _ = analyze_source(path, text, host)
+    else:
+        result, findings, errors = checked
     report = Report(files=[replace(result, suppressions=suppressions_in(text))], findings=dedupe(findings),
                     errors=list(errors), rules=dict(host.rules))
     _configure(report, config, host, cuda=True)

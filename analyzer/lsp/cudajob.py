@@ -1,0 +1,97 @@
+"""The server's analysis of one `.cu`/`.cuh` buffer, in a process of its own.
+
+Before issue 38 the server analysed buffers in one thread of its own process: a slow 10 MB
+buffer held every other file's diagnostics back for 155 s, used 2.46 GB, and an edit did not
+stop it.  Now each analysis is a child process (forked from a forkserver that has pipelint
+imported, so a job starts in milliseconds) that runs `engine.check_text` with `check`'s CPU
+and memory budgets; several run side by side, so one buffer never waits for another, and
+cancelling the job (a newer version of the buffer, the buffer closed) kills its process.
+Buffers over `max-file-size` are not analysed at all (`buffer_too_large`).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from ..limits import BOUNDS, DEFAULT_MAX_BYTES, from_config
+
+_PRELOAD = ["pipelint.engine", "pipelint.pluginhost", "pipelint.cuda", "pipelint.model"]
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """What one buffer's analysis may cost: `check`'s bounds, as the configuration tightens them."""
+
+    time: float
+    memory: float
+    max_bytes: int
+
+    @classmethod
+    def of(cls, config: Any) -> Budgets:
+        values = {}
+        for bound in BOUNDS:
+            value, _warning = from_config(bound, getattr(config, bound.key.replace("-", "_"), None), "")
+            values[bound.key] = bound.default if value is None else value
+        return cls(float(values.get("time-budget", 20.0)), float(values.get("memory-budget", 2048.0)),
+                   int(values.get("max-file-size", DEFAULT_MAX_BYTES / 2**20) * 2**20))
+
+
+def buffer_too_large(text: str, budgets: Budgets) -> str | None:
+    """The message for a buffer over the size limit (what `check` says of such a file), else None."""
+    size = len(text.encode("utf-8", errors="surrogateescape"))
+    if size <= budgets.max_bytes:
+        return None
+    return (f"buffer is {size / 2**20:.1f} MB, over the {budgets.max_bytes / 2**20:g} MB limit "
+            f"(max-file-size): not analysed")
+
+
+def _context() -> Any:
+    if sys.platform.startswith("linux"):
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(_PRELOAD)
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+_CTX = _context()
+
+
+def _job(conn: Any, path: str, text: str, disable: tuple[str, ...], tables: dict, budgets: Budgets) -> None:
+    """In the child: load the plugins, check the text within the budgets, send the result back."""
+    from ..engine import check_text
+    from ..pluginhost import load_plugins
+
+    host = load_plugins(disable)
+    host.configure(tables)
+    conn.send(check_text(path, text, host, budgets.time, budgets.memory))
+    conn.close()
+
+
+async def check_in_child(path: str, text: str, tables: dict, budgets: Budgets,
+                         disable: tuple[str, ...] = ()) -> tuple:
+    """`engine.check_text(path, text)` in a child process: (FileResult, findings, errors).
+    Cancelling the awaiting task kills the child; a child that dies early raises RuntimeError."""
+    parent, child = _CTX.Pipe(duplex=False)
+    proc = _CTX.Process(target=_job, args=(child, path, text, disable, tables, budgets), daemon=True)
+    proc.start()
+    child.close()
+    loop = asyncio.get_running_loop()
+    ready = asyncio.Event()
+    loop.add_reader(parent.fileno(), ready.set)
+    try:
+        await ready.wait()
+        try:
+            return parent.recv()
+        except EOFError:
+            raise RuntimeError(f"the analysis process of {path} died (exit status {proc.exitcode})") from None
+    finally:
+        loop.remove_reader(parent.fileno())
+        parent.close()
+        if proc.is_alive():
+            proc.kill()
+        with contextlib.suppress(Exception):
+            proc.join(1)
