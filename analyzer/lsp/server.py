@@ -70,6 +70,9 @@ class PipelintServer(LanguageServer):
         self.lower_python = True            # false: only .cu/.cuh buffers (no kernel file is run)
         self.warm_worker = True             # a lowering worker waits with TileLang imported
         self.analysis_pool = ThreadPoolExecutor(1, thread_name_prefix="pipelint-analysis")
+        from .cudajob import warm_up
+
+        warm_up()                           # the processes that analyse .cu buffers fork from it
         self._tokens = itertools.count(1)
 
     # -------------------------------------------------------------- runs
@@ -182,6 +185,22 @@ class PipelintServer(LanguageServer):
         from ..config import load_config
 
         return load_config([path], None, self.host)
+
+    async def _cuda_bounded(self, path: str, text: str) -> FileAnalysis:
+        """A CUDA buffer within `check`'s bounds (issue 38): over max-file-size it is not analysed;
+        otherwise it is checked in a process of its own with the CPU and memory budgets, so a
+        pathological buffer delays no other file, and a newer version (which cancels this task)
+        kills the run."""
+        from .cudajob import Budgets, buffer_too_large, check_in_child
+
+        config = self._config(path)
+        budgets = Budgets.of(config)
+        too_large = buffer_too_large(text, budgets)
+        if too_large is not None:
+            return FileAnalysis(path, [Diagnostic(1, 0, 1, Severity.WARNING, "unreadable-file", too_large)])
+        checked = await check_in_child(path, text, config.plugins, budgets)
+        self.host.configure(config.plugins)
+        return analyze_cuda(path, text, self.host, config, checked)
 
     async def _cuda_bounded(self, path: str, text: str) -> FileAnalysis:
         """A CUDA buffer within `check`'s bounds (issue 38): over max-file-size it is not analysed;
