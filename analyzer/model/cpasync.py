@@ -470,7 +470,7 @@ class CpAsyncAnalysis:
     def sync_nodes(self) -> list[A.Node]:
         seen: dict[int, A.Node] = {}
         for ev in self.model.trace.all_events():
-            if ev.kind == K.SYNC:
+            if ev.kind == K.SYNC and not ev.internal:     # a template's own barrier is not a claim
                 seen.setdefault(id(ev.node), ev.node)
         return sorted(seen.values(), key=lambda n: (n.span.line, n.span.column))
 

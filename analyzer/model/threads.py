@@ -202,7 +202,9 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int = 0) -> boo
     `shift` is where `b`'s buffer starts relative to `a`'s (two aliases of one allocation).
 
     Exact on enumerated footprints; where they cannot be enumerated, interval hulls can still
-    prove that no two different threads meet (False); otherwise None (undecided).
+    prove that no two different threads meet (False), and otherwise the question is one
+    bit-vector query (`model.symbolic`: exact for any size); None only where an index or a
+    guard does not translate or the solver times out (undecided).
     """
     key = (_key(a), _key(b), shift)
     if key in _CROSS:
@@ -218,6 +220,10 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int = 0) -> boo
         if hb is not None and shift:
             hb = {t: (lo + shift, hi + shift) for t, (lo, hi) in hb.items()}
         found = None if ha is None or hb is None or _cross_hulls(ha, hb) else False
+        if found is None:       # too many points to enumerate: one solver query decides it
+            from .symbolic import cross_thread as decide
+
+            found = decide(a, b, shift, getattr(evaluator, "opaque", None))[0]
     if len(_CROSS) > 16384:
         _CROSS.clear()
     _CROSS[key] = found        # the nodes behind the ids are kept alive by `_KEEP` (footprint)

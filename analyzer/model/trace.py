@@ -35,6 +35,9 @@ from .intrinsics import (
     type_bytes,
 )
 from .shared import SharedLayout, SmemRef
+from .templates import Protocol
+from .templates import Sync as TemplateSync
+from .templates import protocol as template_protocol
 from .threads import LaneRecipe, ThreadSet, count, elect_extent, elected, lowest, members, span
 
 MAX_EVENTS = 200_000   # per role; a bigger kernel is analysed up to here
@@ -116,6 +119,7 @@ class Event:
     uncertain: bool = False               # under a condition on data: its threads are a guess
     space: str | None = None              # global memory: the pointer parameter it accesses
     once: tuple[int, ...] = ()            # loops walked once around it (their iterations run unordered)
+    internal: bool = False                # a barrier inside a modelled template: not the user's to remove
 
     @property
     def where(self) -> str:
@@ -827,6 +831,10 @@ class _RoleWalker:
     def call(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         intr = call_kind(call)
         if intr is None:
+            found = template_protocol(call) if "<" in call.name else None
+            if found is not None and len(call.args) > found.pointer and self.on_template(call, found, env, mult, it,
+                                                                                          guarded):
+                return
             self.unknown_call(call, env, mult, it, guarded)
             return
         value = None
@@ -842,6 +850,29 @@ class _RoleWalker:
     def event(self, c: _Call, kind: EventKind, **kw: Any) -> None:
         self.events.append(Event(kind, c.node, self.index, c.mult, c.it, guarded=c.guarded,
                                  threads=self.mask, **kw))
+
+    def on_template(self, call: A.Call, proto: Protocol, env: dict, mult: int, it: tuple, guarded: bool) -> bool:
+        """A TileLang template whose shared-memory protocol is modelled (`model.templates`): its
+        barriers and its per-thread accesses to the pointer argument, as the header runs them.
+        False when the pointer is not a shared buffer pipelint knows (an unknown call then)."""
+        pointer = call.args[proto.pointer]
+        ref = self.b.layout.ref(pointer)
+        if ref is None:
+            return False
+        for n, arg in enumerate(call.args):
+            if n != proto.pointer:
+                self.reads_in(arg, env, mult, it, guarded)
+        for step in proto.steps:
+            if isinstance(step, TemplateSync):
+                named = step.count is not None
+                self.events.append(Event(K.NAMED_SYNC if named else K.SYNC, call, self.index, mult, it,
+                                         barrier=("bar.sync", step.phase) if named else None,
+                                         value=step.count, guarded=guarded, threads=self.mask, internal=True))
+                continue
+            index = step.index if ref.index is None else A.Binary("+", ref.index, step.index, call.span)
+            self.emit_access(SmemRef(ref.buffer, ref.elem_bytes, index), step.access, call, env, mult, it, guarded,
+                             lanes=True)
+        return True
 
     def unknown_call(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         """A call the table does not know: a shared pointer passed to it may be read or written."""
@@ -967,6 +998,9 @@ class _RoleWalker:
             if gref is not None:
                 self.emit_access(gref, "atomic", c.node, c.env, c.mult, c.it, c.guarded, kind=K.GLOBAL,
                                  width=intr.elems * gref.elem_bytes, lanes=True)
+            # the value operands: `AtomicAddx4(&dV[..], *(float4*)(dv_shared + ..))` reads shared memory
+            for arg in c.node.args[intr.smem + 1:]:
+                self.reads_in(arg, c.env, c.mult, c.it, c.guarded)
 
     def tma_load(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool,
                  cluster: bool = False) -> None:

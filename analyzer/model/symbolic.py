@@ -1,0 +1,326 @@
+"""Cross-thread questions decided by a solver, not by enumerating threads x loop points.
+
+`model.threads` answers "does some byte of access `a` belong to one thread and of access `b`
+to a *different* thread?" by enumerating every thread and every combination of the loop
+variables walked once.  Where that product is large (a 256-thread warp-group tile stored over
+an unrolled 64-step loop) enumeration gives up and the pair used to be *undecided*.  Here the
+same question is one satisfiability query, the way GPUVerify and Faial encode two arbitrary
+threads:
+
+    exists t1 in threads(a), t2 in threads(b), t1 != t2, loop points p1, p2 in their ranges,
+           guards(a)(t1, p1), guards(b)(t2, p2):
+        [elem_a * idx_a(t1, p1), + width_a)  meets  [elem_b * idx_b(t2, p2) + shift, + width_b)
+
+The index expressions are translated to 64-bit bit-vector terms of z3 with the C semantics
+`model.evaluate` gives them (truncating `/` and `%`, arithmetic `>>`, `&`, `|`, `^` — the XOR
+swizzles of TileLang's layouts are exact here, which a Presburger library cannot say), so the
+answer is the enumerator's answer, for any size.  UNSAT: no two different threads meet (False);
+SAT: they meet (True), with a witness (`Witness`: the two threads and loop points); a solver
+timeout, an index that does not translate (memory contents, an unknown call) or a guard that
+had to be dropped on a satisfiable query: None, undecided, as before.
+
+Per-thread values are the thread index and the loop variables; the block index is one symbol
+shared by both threads (they are in one block).  Kernel parameters and other names that the
+recipe does not fix are not guessed: they leave the pair undecided.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..cuda import ast as A
+from .evaluate import builtin_name, shape, thread_index_call
+
+if TYPE_CHECKING:
+    from .threads import LaneRecipe
+
+BITS = 64
+TIMEOUT_MS = 2000              # per query; a timeout is "undecided", never a verdict
+MAX_BLOCK = 1024
+_UNIFORM = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "blockDim.x", "blockDim.y", "blockDim.z",
+            "gridDim.x", "gridDim.y", "gridDim.z")
+_LOCK = threading.Lock()       # z3's global context is not thread-safe (the editor's server has threads)
+
+
+class Untranslatable(Exception):
+    """An expression with no bit-vector meaning here (a memory read, an unknown call, a float)."""
+
+
+@functools.cache
+def _z3() -> Any:
+    import z3
+
+    return z3
+
+
+def available() -> bool:
+    """Whether z3 is importable (a core dependency; a broken install degrades to "undecided")."""
+    try:
+        _z3()
+    except ImportError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Witness:
+    """Two different threads and their loop points at which the accesses share a byte."""
+
+    threads: tuple[int, int]
+    points: tuple[dict[str, int], dict[str, int]]
+    offset: int                # the first common byte, from the start of `a`'s buffer
+
+
+class _Side:
+    """One access's terms: its thread, its loop variables (fresh per side) and its constants."""
+
+    def __init__(self, recipe: LaneRecipe, tag: str, opaque: Mapping[object, int]) -> None:
+        z3 = _z3()
+        self.recipe = recipe
+        self.tag = tag
+        self.opaque = opaque
+        self.t = z3.BitVec(f"t{tag}", BITS)
+        self.loops = {name: z3.BitVec(f"{name}#{tag}", BITS) for name, _ in recipe.ranges}
+        self.fixed = dict(recipe.points)
+
+    def constraints(self) -> list[Any]:
+        z3 = _z3()
+        out = [_member(self.t, self.recipe.threads)]
+        for name, (lo, hi) in self.recipe.ranges:
+            v = self.loops[name]
+            out.append(z3.And(v >= lo, v <= hi))
+        return out
+
+    def term(self, expr: A.Expr) -> Any:
+        return _Translator(self).term(expr)
+
+
+class _Translator:
+    def __init__(self, side: _Side) -> None:
+        self.side = side
+
+    def term(self, expr: A.Expr) -> Any:
+        z3 = _z3()
+        side = self.side
+        if side.opaque and not isinstance(expr, (A.Number, A.Name)):
+            fixed = side.opaque.get(shape(expr))
+            if fixed is not None:
+                return z3.BitVecVal(fixed, BITS)
+        if isinstance(expr, A.Number):
+            number = expr.value
+            if isinstance(number, float):
+                if not number.is_integer():
+                    raise Untranslatable("float")
+                number = int(number)
+            return z3.BitVecVal(number, BITS)
+        name = builtin_name(expr) if isinstance(expr, (A.Cast, A.Member)) else (
+            expr.ident if isinstance(expr, A.Name) and not expr.scope else None)
+        if name is not None:
+            return self.name(name)
+        if isinstance(expr, A.Cast):
+            return self.term(expr.operand)
+        if isinstance(expr, A.Call):
+            return self.call(expr)
+        if isinstance(expr, A.Binary):
+            return self.binary(expr.op, self.term(expr.left), self.term(expr.right))
+        if isinstance(expr, A.Unary) and not expr.postfix and expr.op in ("-", "+", "~", "!"):
+            inner = self.term(expr.operand)
+            if expr.op == "!":
+                return z3.If(inner == 0, _one(), _zero())
+            return -inner if expr.op == "-" else (~inner if expr.op == "~" else inner)
+        if isinstance(expr, A.Ternary):
+            return z3.If(self.term(expr.cond) != 0, self.term(expr.then), self.term(expr.other))
+        if isinstance(expr, A.Index) and isinstance(expr.base, A.Name) and not expr.base.scope:
+            index = z3.simplify(self.term(expr.index))
+            if z3.is_bv_value(index):
+                key = f"{expr.base.ident}[{index.as_signed_long()}]"
+                if key in self.side.fixed:
+                    return z3.BitVecVal(self.side.fixed[key], BITS)
+        raise Untranslatable(type(expr).__name__)
+
+    def name(self, name: str) -> Any:
+        z3 = _z3()
+        side = self.side
+        if name == "threadIdx.x":
+            return side.t
+        if name in side.loops:
+            return side.loops[name]
+        if name in side.fixed:
+            return z3.BitVecVal(side.fixed[name], BITS)
+        if name in _UNIFORM:
+            return z3.BitVec(name, BITS)           # one symbol for both threads: one block
+        raise Untranslatable(name)
+
+    def call(self, expr: A.Call) -> Any:
+        z3 = _z3()
+        found = thread_index_call(expr)
+        if found is None:
+            if expr.name in ("max", "min") and len(expr.args) == 2:
+                a, b = self.term(expr.args[0]), self.term(expr.args[1])
+                return z3.If(a >= b, a, b) if expr.name == "max" else z3.If(a <= b, a, b)
+            raise Untranslatable(expr.name)
+        formula, args, defaults = found
+        values = []
+        for i, d in enumerate(defaults):
+            if i < len(args):
+                v = z3.simplify(self.term(args[i]))
+                if not z3.is_bv_value(v):
+                    raise Untranslatable("a thread-index argument that is not a constant")
+                n = v.as_signed_long()
+                values.append(n if n > 0 else d)
+            else:
+                values.append(d)
+        t = self.side.t
+        a0 = values[0] if values else 0
+        a1 = values[1] if len(values) > 1 else 0
+        table = {"t": lambda: t, "t % a0": lambda: z3.SRem(t, a0), "t // a0": lambda: t / a0,
+                 "t // (a0 * a1)": lambda: t / (a0 * a1), "t // 32": lambda: t / 32, "t % 32": lambda: z3.SRem(t, 32),
+                 "t // 128": lambda: t / 128}
+        if formula not in table:
+            raise Untranslatable(formula)
+        return table[formula]()
+
+    @staticmethod
+    def binary(op: str, a: Any, b: Any) -> Any:
+        z3 = _z3()
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if op == "/":
+            return a / b                      # bvsdiv: truncates toward zero, as C
+        if op == "%":
+            return z3.SRem(a, b)              # the sign of the dividend, as C
+        if op == "&":
+            return a & b
+        if op == "|":
+            return a | b
+        if op == "^":
+            return a ^ b
+        if op == "<<":
+            return a << b
+        if op == ">>":
+            return a >> b                     # arithmetic, as `model.evaluate` (Python ints)
+        cmp = {"==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b, ">": lambda: a > b,
+               "<=": lambda: a <= b, ">=": lambda: a >= b,
+               "&&": lambda: z3.And(a != 0, b != 0), "||": lambda: z3.Or(a != 0, b != 0)}
+        if op in cmp:
+            return z3.If(cmp[op](), _one(), _zero())
+        raise Untranslatable(op)
+
+
+def _one() -> Any:
+    return _z3().BitVecVal(1, BITS)
+
+
+def _zero() -> Any:
+    return _z3().BitVecVal(0, BITS)
+
+
+def runs(threads: int) -> list[tuple[int, int]]:
+    """A thread set (bitmask) as its maximal runs [lo, hi)."""
+    out: list[tuple[int, int]] = []
+    t = 0
+    while threads >> t:
+        rest = threads >> t
+        if not rest & 1:
+            t += (rest & -rest).bit_length() - 1          # skip the trailing zeros
+            continue
+        ones = (rest ^ (rest + 1)).bit_length() - 1       # the trailing ones
+        out.append((t, t + ones))
+        t += ones
+    return out
+
+
+def _member(t: Any, threads: int) -> Any:
+    """`t` is one of the threads of a set: a union of runs, or a residue pattern when the set is
+    periodic (`threadIdx.x % 4 == 0` is one constraint, not 256 runs)."""
+    z3 = _z3()
+    spans = runs(threads)
+    if not spans:
+        return z3.BoolVal(False)
+    lo, hi = spans[0][0], spans[-1][1]
+    bounded = z3.And(t >= lo, t < hi)
+    if len(spans) <= 16:
+        return z3.Or(*[z3.And(t >= a, t < b) for a, b in spans])
+    for period in (2, 4, 8, 16, 32, 64, 128, 256, 512):
+        if (hi - lo) % period:
+            continue
+        pattern = (threads >> lo) & ((1 << period) - 1)
+        if all(((threads >> (lo + k)) & ((1 << period) - 1)) == pattern for k in range(0, hi - lo, period)):
+            residues = [r for r in range(period) if (pattern >> r) & 1]
+            rel = z3.URem(t - lo, period)
+            return z3.And(bounded, z3.Or(*[rel == r for r in residues]))
+    return z3.Or(*[z3.And(t >= a, t < b) for a, b in spans])
+
+
+def _guards(side: _Side) -> tuple[list[Any], bool]:
+    """The guards as constraints, and whether one had to be dropped (it did not translate)."""
+    out, dropped = [], False
+    for cond, polarity in side.recipe.guards:
+        try:
+            term = side.term(cond)
+        except Untranslatable:
+            dropped = True
+            continue
+        out.append(term != 0 if polarity else term == 0)
+    return out, dropped
+
+
+def cross_thread(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[object, int] | None = None,
+                 values: tuple[A.Expr | None, A.Expr | None] | None = None) -> tuple[bool | None, Witness | None]:
+    """Whether a byte of `a` belongs to one thread and of `b` to a different one (see the module
+    docstring), with a witness when it does.  `values`: the stored values of two writes; then
+    only collisions whose values differ count (two threads storing the same value do not race).
+    """
+    if not available():
+        return None, None
+    with _LOCK:
+        try:
+            return _decide(a, b, shift, opaque or {}, values)
+        except Untranslatable:
+            return None, None
+        except _z3().Z3Exception:
+            return None, None
+
+
+def _decide(a: LaneRecipe, b: LaneRecipe, shift: int, opaque: Mapping[object, int],
+            values: tuple[A.Expr | None, A.Expr | None] | None) -> tuple[bool | None, Witness | None]:
+    z3 = _z3()
+    sa, sb = _Side(a, "a", opaque), _Side(b, "b", opaque)
+    start_a = sa.term(a.index) * a.elem
+    start_b = sb.term(b.index) * b.elem + shift
+    ga, drop_a = _guards(sa)
+    gb, drop_b = _guards(sb)
+    solver = z3.Solver()
+    solver.set("timeout", TIMEOUT_MS)
+    solver.add(*sa.constraints(), *sb.constraints(), *ga, *gb, sa.t != sb.t,
+               sa.t >= 0, sa.t < MAX_BLOCK, sb.t >= 0, sb.t < MAX_BLOCK,
+               start_a < start_b + b.width, start_b < start_a + a.width)
+    for side in (sa, sb):                       # the walked ranges bound each loop variable
+        for v in side.loops.values():
+            solver.add(v > -(1 << 40), v < (1 << 40))
+    if values is not None:
+        va, vb = values
+        if va is None or vb is None:
+            raise Untranslatable("a stored value")
+        solver.add(sa.term(va) != sb.term(vb))
+    verdict = solver.check()
+    if verdict == z3.unsat:
+        return False, None
+    if verdict != z3.sat or drop_a or drop_b:
+        return None, None
+    m = solver.model()
+
+    def val(x: Any) -> int:
+        return m.eval(x, model_completion=True).as_signed_long()
+
+    witness = Witness((val(sa.t), val(sb.t)),
+                      ({n: val(v) for n, v in sa.loops.items()}, {n: val(v) for n, v in sb.loops.items()}),
+                      max(val(start_a), val(start_b)))
+    return True, witness
