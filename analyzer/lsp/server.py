@@ -202,22 +202,6 @@ class PipelintServer(LanguageServer):
         self.host.configure(config.plugins)
         return analyze_cuda(path, text, self.host, config, checked)
 
-    async def _cuda_bounded(self, path: str, text: str) -> FileAnalysis:
-        """A CUDA buffer within `check`'s bounds (issue 38): over max-file-size it is not analysed;
-        otherwise it is checked in a process of its own with the CPU and memory budgets, so a
-        pathological buffer delays no other file, and a newer version (which cancels this task)
-        kills the run."""
-        from .cudajob import Budgets, buffer_too_large, check_in_child
-
-        config = self._config(path)
-        budgets = Budgets.of(config)
-        too_large = buffer_too_large(text, budgets)
-        if too_large is not None:
-            return FileAnalysis(path, [Diagnostic(1, 0, 1, Severity.WARNING, "unreadable-file", too_large)])
-        checked = await check_in_child(path, text, config.plugins, budgets)
-        self.host.configure(config.plugins)
-        return analyze_cuda(path, text, self.host, config, checked)
-
     def _cuda(self, path: str, text: str) -> FileAnalysis:
         config = self._config(path)
         self.host.configure(config.plugins)
