@@ -2,6 +2,7 @@
 
     python benchmarks/fuzz.py 10000 [--seed S] [--batch 300] [--jobs J] [--no-hostile]
     python benchmarks/fuzz.py 1000 --walk [--seed S] [--batch 50] [--budget 60]
+    python benchmarks/fuzz.py 1000 --cache-tree [--seed S]
 
 Each batch of mutants is checked by one `pipelint check --format json` process, as a user would
 run it. Half of the mutants also name hostile files in their `#line` directives (terminal escape
@@ -17,6 +18,10 @@ negations, invalid and 5,000-character lines), 200-character file names, deep fo
 links (to `/`, to a folder and a file outside the project, to itself, to `..`, dangling); each
 batch is listed (`--show-files`) and checked (`--format json`) with hostile `--extend-exclude`
 patterns.  Figures: batches past the budget (hangs), tracebacks, names from outside printed.
+
+`--cache-tree` fuzzes what a checked repository can plant in a cache (issue 37): links, FIFOs,
+foreign owners, forged tags and entry names outside the root; figures: files deleted or changed
+outside the cache's own entries (`benchmarks/fuzz_cache.py`).
 """
 from __future__ import annotations
 
@@ -47,8 +52,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=0)
     parser.add_argument("--no-hostile", action="store_true", help="no hostile #line names, json only")
     parser.add_argument("--walk", action="store_true", help="hostile walks: patterns, links, long names")
+    parser.add_argument("--cache-tree", action="store_true",
+                        help="hostile cache trees: links, FIFOs, foreign owners, entry names outside the root "
+                             "(benchmarks/fuzz_cache.py)")
     parser.add_argument("--budget", type=float, default=60.0, help="--walk: seconds a batch may take")
     args = parser.parse_args(argv)
+    if args.cache_tree:
+        from fuzz_cache import cache_tree_fuzz
+
+        return cache_tree_fuzz(args.n, args.seed)
     if args.walk:
         return walk_fuzz(args.n, args.seed, 50 if args.batch == 300 else args.batch, args.budget)
     tracebacks = internal = missing = hostile = 0

@@ -26,7 +26,6 @@ import hashlib
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
