@@ -101,3 +101,29 @@ def test_atomics_reading_a_shared_tile_without_the_barrier_race():
     body, original, header = _copy_of(ATOMIC_TILE_BUGGY, ATOMIC_TILE)
     assert body == original[:49] + original[50:]
     assert _set(ATOMIC_TILE_BUGGY) == [("shared-race", "error", header + 52)]   # at 58e98a9: nothing
+
+
+def test_a_reads_releases_keep_the_arrival_whatever_the_barriers_before_it():
+    """A consumer reads a TMA-written stage, passes a template's many named barriers (six per
+    `tl::AllReduce` call, dozens per iteration) and only then arrives on the stage's empty barrier.
+    The read's releases are bounded; the barriers must not crowd the arrival out (at 080c783 they
+    did, and the producer's reload of the stage became a false `mbarrier-release` error)."""
+    from pipelint.model.protocol import MAX_RELEASES, Reader
+
+    reader = Reader(role=1, event=None)  # type: ignore[arg-type]
+    reader.release((("mbarrier", 6), 0))                     # an arrival that does not release this slot
+    for n in range(3 * MAX_RELEASES):
+        reader.release(("sync", ("bar.sync", 1 + n % 2), n))
+    reader.release((("mbarrier", 4), 0))                     # the one that does
+    arrivals = [r for r in reader.releases if r[0] != "sync"]
+    assert arrivals == [(("mbarrier", 6), 0), (("mbarrier", 4), 0)]
+    assert sum(1 for r in reader.releases if r[0] == "sync") == MAX_RELEASES
+
+
+def test_tmem_deallocate_reads_the_address_word_and_decides_the_pair():
+    """`tl::tmem_deallocate(&C_tmem[0], n)` reads the 4-byte TMEM address in every thread of the warp
+    (tcgen_05.h: `"r"(*tmem_ptr)`); at 58e98a9 it "may read or write" C_tmem and the pair with the
+    epilogue's reads of C_tmem[0] was undecided."""
+    kernel = KERNELS / "tcgen05_gemm_sm_100_s2.cu"
+    assert "tl::tmem_deallocate((&(C_tmem[0]))" in kernel.read_text()
+    assert _set(kernel) == []

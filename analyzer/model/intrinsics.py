@@ -117,6 +117,7 @@ class Intrinsic:
     cluster: bool = False            # acts across the CTAs of a cluster
     per_thread: bool = False         # each thread accesses its own address (not warp-collective)
     elems: int = 1                   # elements one thread accesses (AtomicAddx4: 4)
+    bytes: int | None = None         # bytes one thread accesses when the instruction fixes them
 
 
 INTRINSICS: dict[str, Intrinsic] = {
@@ -127,6 +128,10 @@ INTRINSICS: dict[str, Intrinsic] = {
     "tl::cp_async_wait": Intrinsic(K.WAIT, template_count=True),
     "tl::mbarrier_cp_async_arrive_noinc": Intrinsic(K.CP_ASYNC_ARRIVE, barrier=0),
     "tl::mbarrier_cp_async_arrive": Intrinsic(K.CP_ASYNC_ARRIVE_INC, barrier=0),
+    # tcgen05 (sm_100): `tl::tmem_deallocate(tmem_ptr, ncols)` reads the 4-byte TMEM address
+    # `*tmem_ptr` in every thread of the warp (tl_templates/cuda/tcgen_05.h); tmem_allocate's write
+    # of it by the tcgen05 unit is not modelled (it stays among the harmless tl::tmem_ calls)
+    "tl::tmem_deallocate": Intrinsic(K.READ, smem=0, access="read", per_thread=True, bytes=4),
     # block, cluster and named barriers
     "__syncthreads": Intrinsic(K.SYNC),
     "tl::cluster_sync": Intrinsic(K.SYNC, cluster=True),

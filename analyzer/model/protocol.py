@@ -99,9 +99,14 @@ class Reader:
 
     def release(self, rel: tuple) -> None:
         """Record a release after the read; the first arrival on each barrier is the one
-        that matters (later phases of it are stronger, never weaker, orderings)."""
+        that matters (later phases of it are stronger, never weaker, orderings).  Barrier
+        rendezvous and mbarrier arrivals are capped apart: a template's named barriers
+        (six per `tl::AllReduce` call) must not crowd out the arrival that releases the slot."""
         key = rel[0] if rel[0] != "sync" else rel
-        if key not in self._seen and len(self.releases) < MAX_RELEASES:
+        if key in self._seen:
+            return
+        syncs = sum(1 for x in self.releases if x[0] == "sync")
+        if len(self.releases) - syncs < MAX_RELEASES if rel[0] != "sync" else syncs < MAX_RELEASES:
             self._seen.add(key)
             self.releases.append(rel)
 

@@ -979,7 +979,8 @@ class _RoleWalker:
         ref = self.b.layout.ref(c.node.args[intr.smem])
         if ref is not None:
             event_kind = intr.kind if intr.kind in (K.CP_ASYNC, K.TMA_STORE) else K.SMEM
-            width = intr.elems * ref.elem_bytes if intr.access == "atomic" else _access_width(c.node, intr)
+            width = intr.bytes or (intr.elems * ref.elem_bytes if intr.access == "atomic"
+                                   else _access_width(c.node, intr))
             self.emit_access(ref, intr.access, c.node, c.env, c.mult, c.it, c.guarded, kind=event_kind,
                              width=width, lanes=intr.per_thread)
             for n, arg in enumerate(c.node.args[intr.smem + 1:]):
