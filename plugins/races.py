@@ -115,6 +115,12 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
             out.append(_global_finding(kernel, path, h))
         else:
             undecided.append(h)
+    # a store whose writers' values could not be compared is moot where its own statement is
+    # already a certain read-modify-write race (`s[0] = s[0] + x` by many threads)
+    racing = {id(n) for h in hazards if h.certain and h.kind != H.WAW_PLAIN
+              and _same_statement(h.first.node, h.second.node) for n in (h.first.node, h.second.node)}
+    undecided = [h for h in undecided if not (h.kind == H.WAW_PLAIN and h.first.node is h.second.node
+                                              and id(h.first.node) in racing)]
     if undecided:
         out.append(_undecided(kernel, path, undecided))
     return out
@@ -205,7 +211,9 @@ def _reason(h: Hazard) -> str:
             return f"a call that receives a shared pointer ({_callee(ev.node)})"
     if h.first.uncertain or h.second.uncertain:
         return "accesses under a condition on data"
-    return "footprints too large to enumerate"
+    if h.kind == H.WAW_PLAIN and h.first.node is h.second.node:
+        return "one store by several threads whose values cannot be compared (per-thread registers or memory)"
+    return "footprints the solver could not decide (an index or guard it cannot translate, or its time limit)"
 
 
 def _callee(node: A.Node) -> str:
