@@ -67,12 +67,67 @@ _QUALIFIERS = frozenset("const volatile static extern register inline __shared__
                         "typedef struct class union enum typename sizeof new delete case goto".split())
 
 
+def variable_declarations(source: str, types: frozenset[str]) -> dict[str, list[int]]:
+    """Where each name is declared as a *variable* (the offset just after the name).
+
+    A C++ front end decides `(half * x)` from the declarations in scope, and so does this: a
+    local or parameter called `half` or `a` is a value within its block, not a type.  A
+    declaration is a type word (a C type, a CUDA/TileLang type or one the file declares), its
+    template arguments, pointers and qualifiers, then the name and what ends a declarator
+    (`=`, `;`, `,`, `[`, `)`); `typedef`/`using` statements declare types instead."""
+    words = _C_TYPES | types
+    found: dict[str, list[int]] = {}
+    for m in _DECLARATION.finditer(source):
+        name = m.group(2)
+        if m.group(1) not in words or name in _QUALIFIERS or name in _C_TYPES:
+            continue
+        statement = source[max(source.rfind(";", 0, m.start()), source.rfind("{", 0, m.start()),
+                                source.rfind("}", 0, m.start())) + 1:m.start()]
+        if "typedef" in statement or "using" in statement:
+            continue
+        found.setdefault(name, []).append(m.end(2))
+    return found
+
+
+def _block_end(source: str, pos: int) -> int:
+    """The end of the innermost `{ ... }` block holding `pos` (the end of the text at top level)."""
+    depth = 0
+    for m in _BRACES.finditer(source, pos):
+        depth += 1 if m.group() == "{" else -1
+        if depth < 0:
+            return m.start()
+    return len(source)
+
+
+_BRACES = re.compile(r"[{}]")
+# a type word, its template arguments, pointers and qualifiers, a name, and what ends a declarator
+_DECLARATION = re.compile(r"\b([A-Za-z_]\w*)(?:[ \t]*<[^<>;{}()]*>)?"
+                          r"(?:[ \t]*(?:\*|&|\bconst\b|\b__restrict__\b|\bvolatile\b))*[ \t]+([A-Za-z_]\w*)"
+                          r"[ \t]*(?=[=;,\[)])")
+
+
 class TypeNames:
     """Decides, token by token, whether a NAME/TNAME is a type."""
 
     def __init__(self, source: str) -> None:
         self.source = source
         self.types = BUILTIN_TYPES | declared_types(source) if source else BUILTIN_TYPES
+        self._declared: dict[str, list[int]] | None = None
+        self._scopes: dict[str, list[tuple[int, int]]] = {}
+
+    def variable_here(self, name: str, start: int) -> bool:
+        """Whether a variable of this name is in scope at `start`: after its declaration, before
+        the end of the block holding it.  The declarations are found once per file; a name's
+        blocks only when it is asked about (most type names are never declared as variables)."""
+        if self._declared is None:
+            self._declared = variable_declarations(self.source, self.types) if self.source else {}
+        where = self._declared.get(name)
+        if not where:
+            return False
+        scopes = self._scopes.get(name)
+        if scopes is None:
+            scopes = self._scopes[name] = [(pos, _block_end(self.source, pos)) for pos in where]
+        return any(lo <= start < hi for lo, hi in scopes)
 
     def retype(self, value: str, start: int, end: int, templated: bool) -> str:
         base = value.split("<", 1)[0] if templated else value
@@ -80,12 +135,19 @@ class TypeNames:
             return "TNAME"
         if not templated and base in self.types and self._named(start, end):
             return "NAME"
+        if not templated and self._maybe_value(base, start, end) and self.variable_here(base, start):
+            return "NAME"
         is_type = base in self.types or (
             _AFTER_TYPE.match(self.source, end) is not None
             and _BEFORE_EXPR.search(self.source, max(0, start - 12), start) is None)
         if templated:
             return "TTYPE" if is_type else "TNAME"
         return "TYPE" if is_type else "NAME"
+
+    def _maybe_value(self, base: str, start: int, end: int) -> bool:
+        """Cheap pre-test before the scope lookup: the name would otherwise be taken as a type."""
+        return base in self.types or (_AFTER_TYPE.match(self.source, end) is not None
+                                      and _BEFORE_EXPR.search(self.source, max(0, start - 12), start) is None)
 
     def _named(self, start: int, end: int) -> bool:
         """Whether a known type's name is used as a variable here (a local called `half`)."""
