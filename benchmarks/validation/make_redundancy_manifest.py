@@ -1,6 +1,6 @@
 """Build the GPU manifest that checks pipelint's redundancy claims on corpus kernels.
 
-    python benchmarks/validation/make_redundancy_manifest.py OUT.json [--max 12]
+    python benchmarks/validation/make_redundancy_manifest.py OUT.json [--max 12] [--containing REGEX]
 
 For every corpus kernel that can be launched raw (no CUtensorMap parameter), `pipelint check`
 gives its `redundant-barrier` / `redundant-wait` findings (warnings and notes: every claim that
@@ -33,12 +33,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out")
     parser.add_argument("--max", type=int, default=12)
+    parser.add_argument("--containing", default=None, metavar="REGEX",
+                        help="only kernels whose text matches (issue 31: templates and atomics, e.g. "
+                             "'tl::AllReduce<[^>]*>[^(]*::run\\([^;]*,|Atomic')")
     args = parser.parse_args()
     manifest_rw = None
     params_of: dict[str, dict] = {}   # kernel scalars take the harness default (128): one block, small sizes
     del manifest_rw
     files = [str(p) for corpus in CORPORA if corpus.is_dir() for p in sorted(corpus.glob("*.cu"))
-             if "CUtensorMap" not in p.read_text()]
+             if "CUtensorMap" not in p.read_text()
+             and (args.containing is None or re.search(args.containing, p.read_text()))]
     report = run_check(files, load_plugins(), CheckOptions(jobs=2))
     claims: dict[str, list] = {}
     for f in report.findings:
