@@ -28,7 +28,10 @@ class Parser(argparse.ArgumentParser):
     options, subcommands and choices."""
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
+        # A value out of range is one line (the flag and its range say it all); a mistake about
+        # the command line's shape (an unknown option, a missing argument) gets the usage too.
+        if not re.match(r"argument [^:]+: expected ", message):
+            self.print_usage(sys.stderr)
         self.exit(2, f"pipelint: error: {message}{self._suggestion(message)}\n")
 
     def _suggestion(self, message: str) -> str:
