@@ -180,3 +180,54 @@ def test_default_dir_honours_the_environment(monkeypatch, tmp_path, env):
     assert cache_mod.default_dir() == tmp_path / "here"
     monkeypatch.delenv(env)
     assert "pipelint" in str(cache_mod.default_dir())
+
+
+def test_a_file_saved_while_it_is_analysed_keeps_no_stale_result(run_cli, tmp_path, monkeypatch):
+    """Issue 35: the result of the bytes that were analysed is stored under those bytes, never under
+    a second read.  At 58e98a9 a save during the analysis stored the old content's "0 errors" under
+    the new content's key, and every later cached run repeated it while `--no-cache` found the race."""
+    import sys as _sys
+
+    _sys.path.insert(0, str(ROOT / "tests" / "mutants"))
+    from mutate import drop_barrier_after_wait
+
+    [kernel] = _copies(tmp_path, ["gemm_f16_sm_80_s3.cu"])
+    racy = drop_barrier_after_wait().text
+    from pipelint import engine
+
+    real = engine.check_file
+
+    def save_meanwhile(path, *a, **k):
+        result = real(path, *a, **k)           # the old content analysed...
+        Path(path).write_text(racy)            # ...and the editor saves the new one before the put
+        return result
+
+    monkeypatch.setattr(engine, "check_file", save_meanwhile)
+    first = run_cli("check", kernel, "--cache-dir", tmp_path / "cache", "-j", "1", "--format", "json")
+    assert first.json["summary"]["error"] == 0                  # the old content: clean
+    monkeypatch.setattr(engine, "check_file", real)
+    fresh = run_cli("check", kernel, "--no-cache", "--format", "json")
+    cached = run_cli("check", kernel, "--cache-dir", tmp_path / "cache", "--format", "json")
+    assert fresh.json["summary"]["error"] > 0
+    assert cached.json["findings"] == fresh.json["findings"]
+
+
+def test_a_killed_run_keeps_the_entries_of_the_files_it_finished(tmp_path):
+    """Issue 35: entries are written as each file finishes; at 58e98a9 only after every file."""
+    files = _copies(tmp_path, ["gemv_sm_80_s0.cu", "gemv_sm_80_s1.cu", "gemv_sm_80_s2.cu", "gemv_sm_80_s3.cu"])
+    cache_dir = tmp_path / "cache"
+    script = ("import os, signal, sys\n"
+              "from pipelint import engine\n"
+              "from pipelint.cli import main\n"
+              "real = engine.check_file\n"
+              "def dying(path, *a, **k):\n"
+              "    if path.endswith('gemv_sm_80_s3.cu'):\n"
+              "        os.kill(os.getpid(), signal.SIGKILL)\n"
+              "    return real(path, *a, **k)\n"
+              "engine.check_file = dying\n"
+              "sys.exit(main(sys.argv[1:]))\n")
+    res = subprocess.run([sys.executable, "-c", script, "check", *map(str, files), "--cache-dir", str(cache_dir),
+                          "-j", "1"], capture_output=True, text=True, timeout=300)
+    assert res.returncode == -9
+    data = [p for p in (cache_dir / "v2" / "data").rglob("*") if p.is_file()]
+    assert len(data) == 3                                        # s0, s1, s2 finished before the kill
