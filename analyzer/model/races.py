@@ -55,6 +55,7 @@ class RaceRecorder(AccessRecorder):
         self.buffers = buffers
         self.barriers = barriers
         self.records: dict[str, list[_Access]] = {}
+        self.writes: dict[str, list[_Access]] = {}      # the writes among `records`, in order
         self.hazards: dict[tuple, Hazard] = {}
         self.partials: dict[int, list[tuple[Event, frozenset[int]]]] = {}
 
@@ -88,16 +89,27 @@ class RaceRecorder(AccessRecorder):
 
     def record(self, r: int, ev: Event, space: str, start: int, end: int, write: bool) -> None:
         vc = self.sim.vc[r]
-        records = self.records.setdefault(space, [])
-        for old in records:
+        # an mbarrier word is 8 bytes every access of it covers exactly: one list per word, so a
+        # use is compared with that word's accesses only, not with every barrier's (the heaviest
+        # persistent kernels make tens of thousands of barrier uses)
+        key = f"{space}@{start}" if space.startswith("mbarrier:") else space
+        records = self.records.setdefault(key, [])
+        writes = self.writes.setdefault(key, [])
+        # two reads never conflict: a read is compared with the earlier writes only (in the same
+        # order as among all accesses, so the same pair is found first)
+        for old in records if write else writes:
             if old.role == r or old.end <= start or end <= old.start or vc[old.role] >= old.epoch:
                 continue
             if not (write or old.write) or (ev.access == "atomic" and old.event.access == "atomic"):
                 continue
             self.conflict(old, r, ev, write)
-        records.append(_Access(ev, r, vc[r], write, start, end, tuple(self.partials.get(r, ()))))
+        access = _Access(ev, r, vc[r], write, start, end, tuple(self.partials.get(r, ())))
+        records.append(access)
+        if write:
+            writes.append(access)
         if len(records) > MAX_RECORDS:
             self.prune(records)
+            writes[:] = [a for a in records if a.write]
 
     def conflict(self, old: _Access, r: int, ev: Event, write: bool) -> None:
         kind = H.WAW_PLAIN if write and old.write else (H.RAW_PLAIN if old.write else H.WAR_PLAIN)
