@@ -88,7 +88,7 @@ def test_line_map_resolves_absolute_and_relative_paths():
            '#line 3 "rel/other.py"\n  int b = 2;\n}\n')
     parsed = parse(src)
     assert parsed.lines.origin(2).file == "/abs/path/kernel.py" and parsed.lines.origin(2).line == 10
-    assert parsed.lines.origin(3).line == 11
+    assert parsed.lines.origin(3).line == 10        # the statement's expansion: its directive's line (issue 34)
     assert parsed.lines.origin(5).file == "rel/other.py" and parsed.lines.origin(5).line == 3
     assert parsed.lines.origin(1) is None
 

@@ -1,9 +1,10 @@
 """`#line` mapping: physical .cu lines to the TileLang Python that made them.
 
-`#line N "file"` says the *next* physical line is line N of `file`; lines
-after it count up from there until the next directive.  TileLang emits one
-before most statements, pointing at the user's kernel or at TileLang's own
-Python (gemm macros); paths may be absolute or relative.
+`#line N "file"` says the *next* physical line is line N of `file`.  TileLang
+emits one before most statements, pointing at the user's kernel or at
+TileLang's own Python (gemm macros); paths may be absolute or relative.  The
+lines after it until the next directive are that statement's expansion, so they
+all map to line N (not N + 1, N + 2, ... as C counts: see `LineMap.origin`).
 """
 from __future__ import annotations
 
@@ -44,12 +45,18 @@ class LineMap:
         return bool(self._at)
 
     def origin(self, line: int) -> Origin | None:
-        """The origin of physical `line`, or None before the first `#line`."""
+        """The origin of physical `line`, or None before the first `#line`.
+
+        Every line of a `#line` block maps to the directive's own line.  C's rule counts one
+        source line per physical line after the directive, but TileLang emits one directive per
+        *statement* of the Python program and the block under it is that statement's expansion
+        (a 35-line unrolled epilogue under `#line 36`): counting would land on Python lines that
+        do not exist (line 69 of a 43-line file) or on unrelated statements."""
         i = bisect.bisect_left(self._at, line) - 1
         if i < 0:
             return None
         file, start = self._origin[i]
-        return Origin(file, start + (line - self._at[i] - 1))
+        return Origin(file, start)
 
     def user_origin(self, line: int) -> Origin | None:
         """The nearest origin at or before `line` outside TileLang's own package.
