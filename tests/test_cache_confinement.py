@@ -244,3 +244,20 @@ def test_entries_are_named_by_format_only():
     assert not cachedir.ENTRY_FORMATS["result"].fullmatch("v2/data/ab/thesis.pdf")
     assert not cachedir.ENTRY_FORMATS["lower"].fullmatch("lower/notes.json")
     assert cachedir.ENTRY_FORMATS["lsp-cuda"].fullmatch("lsp/cuda/gemm-0123456789/matmul_sm_80_s3.cu")
+
+
+@pytest.mark.tilelang
+@pytest.mark.skipif(__import__("importlib").util.find_spec("tilelang") is None, reason="needs the tilelang extra")
+def test_lower_with_a_linked_lowering_cache_writes_and_deletes_nothing_there(tmp_path):
+    """`pipelint lower` as a user runs it, its cache root's `lower/` a link to the victim: the
+    variant is lowered (the cache refused with a warning), nothing is written into the victim."""
+    root = tmp_path / "user-cache"
+    root.mkdir()
+    victim = _victim(tmp_path / "victim", [f"{i:040x}.json" for i in range(20)], big=10)
+    os.symlink(tmp_path / "victim", root / "lower")
+    res = _pipelint(["lower", str(ROOT / "examples" / "gemm.py"), "--num-stages", "2", "--arch", "sm_80",
+                     "--exit-zero"], tmp_path, _env(tmp_path), timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert "is a link, not a folder" in res.stderr
+    _intact(victim)
+    assert len(list((tmp_path / "victim").iterdir())) == 20
