@@ -183,3 +183,25 @@ def test_lowering_cache_key_follows_the_modules_beside_the_kernel(tmp_path):
     assert cache_key(str(kernel), text.replace("\n", "  # c\n", 1), LowerSettings(), "0.1.15") == before
     (tmp_path / "tiles.py").write_text("BLOCK_K = 64\n")
     assert cache_key(str(kernel), text, LowerSettings(), "0.1.15") != before
+
+
+def test_lowering_cache_keys_follow_imported_modules_transitively_and_the_path(tmp_path):
+    """Issue 39: an edit of a module the kernel imports (through another one) changes both lowering
+    caches' keys; so does a copy of the file at another path (its CUDA's `#line` names the path)."""
+    from pipelint.lowering.driver import KernelRef, cache_key
+    from pipelint.lowering.imports import project_imports
+
+    (tmp_path / "kernel.py").write_text("from config import TILE\nimport tilelang\n")
+    (tmp_path / "config.py").write_text("from tiles import BLOCK_K\nTILE = BLOCK_K\n")
+    (tmp_path / "tiles.py").write_text("BLOCK_K = 64\n")
+    assert project_imports(str(tmp_path / "kernel.py")) == [str(tmp_path / "config.py"), str(tmp_path / "tiles.py")]
+    ref = KernelRef(str(tmp_path / "kernel.py"), "matmul")
+    before = cache_key(ref, {}, "sm_80", 2, "0.1.15")
+    (tmp_path / "tiles.py").write_text("BLOCK_K = 32\n")
+    assert cache_key(ref, {}, "sm_80", 2, "0.1.15") != before
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("kernel.py", "config.py", "tiles.py"):
+        (copy / name).write_text((tmp_path / name).read_text())
+    assert cache_key(KernelRef(str(copy / "kernel.py"), "matmul"), {}, "sm_80", 2, "0.1.15") != \
+        cache_key(ref, {}, "sm_80", 2, "0.1.15")

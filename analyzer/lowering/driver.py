@@ -149,10 +149,16 @@ def discover(ref: KernelRef, timeout: float) -> dict:
 
 
 def cache_key(ref: KernelRef, params: dict, arch: str, stages: int, tl_version: str) -> str:
+    """Everything the lowering depends on: the file's bytes *and path* (the CUDA's `#line` names
+    it; two copies of one file are two entries), the project modules it imports, transitively
+    (a tile size in `tiles.py`), the kernel, its parameters, the target, TileLang's and
+    pipelint's versions and the worker's code."""
+    from .imports import imports_digest
+
     digest = hashlib.sha256(Path(ref.file).read_bytes()).hexdigest()
     worker = hashlib.sha256(Path(__file__).with_name("worker.py").read_bytes()).hexdigest()
-    raw = json.dumps([digest, ref.name, params, arch, stages, tl_version, __version__, worker],
-                     sort_keys=True, default=str)
+    raw = json.dumps([digest, os.path.abspath(ref.file), imports_digest(ref.file), ref.name, params, arch, stages,
+                      tl_version, __version__, worker], sort_keys=True, default=str)
     return hashlib.sha256(raw.encode()).hexdigest()[:40]
 
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from .. import __version__, cachedir
 from ..lowering.driver import MARKER, default_cache_dir
-from .pysource import code_digest, local_imports
+from ..lowering.imports import imports_digest
+from .pysource import code_digest
 from .settings import LowerSettings
 
 _CODE = [Path(__file__).with_name("worker.py"), Path(__file__).parent.parent / "lowering" / "worker.py"]
@@ -49,10 +50,7 @@ def cache_key(path: str, text: str, settings: LowerSettings, tl_version: str) ->
     """The buffer's code (not its comments), the modules beside it that it imports, its path,
     the settings, TileLang's and pipelint's versions and the workers' code."""
     code = [hashlib.sha256(p.read_bytes()).hexdigest() for p in _CODE if p.is_file()]
-    helpers = []
-    for helper in local_imports(text, os.path.dirname(os.path.abspath(path))):
-        with contextlib.suppress(OSError):
-            helpers.append([helper, hashlib.sha256(Path(helper).read_bytes()).hexdigest()])
+    helpers = imports_digest(path, text)          # the project's modules it imports, transitively
     raw = json.dumps([code_digest(text), os.path.abspath(path), settings.key(), tl_version, __version__, code,
                       helpers], sort_keys=True, default=str)
     return hashlib.sha256(raw.encode()).hexdigest()[:40]

@@ -14,6 +14,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from ..lowering.imports import local_imports as local_imports  # re-exported (it lives with the lowering)
 from ..suppress import PYTHON_SUPPRESS
 
 
@@ -118,29 +119,6 @@ def suppressions(text: str) -> dict[int, set[str]]:
         m = PYTHON_SUPPRESS.search(line)
         if m:
             found[n] = {r.strip() for r in m.group(1).split(",") if r.strip()}
-    return found
-
-
-def local_imports(text: str, folder: str) -> list[str]:
-    """Modules beside the file that it imports (`import helpers`, `from helpers import x`):
-    the worker puts the file's folder on `sys.path`, so they are part of what is lowered."""
-    import os
-
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return []
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(a.name.split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module.split(".")[0])
-    found = []
-    for name in sorted(names):
-        for candidate in (os.path.join(folder, f"{name}.py"), os.path.join(folder, name, "__init__.py")):
-            if os.path.isfile(candidate):
-                found.append(candidate)
     return found
 
 
