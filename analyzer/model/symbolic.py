@@ -29,13 +29,30 @@ import functools
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..cuda import ast as A
 from .evaluate import builtin_name, shape, thread_index_call
 
-if TYPE_CHECKING:
-    from .threads import LaneRecipe
+
+class LaneRecipe(Protocol):
+    """What this module needs of `model.threads.LaneRecipe` (named here, so that `threads`, which
+    asks this module, is not imported by it)."""
+
+    @property
+    def index(self) -> A.Expr: ...
+    @property
+    def elem(self) -> int: ...
+    @property
+    def width(self) -> int: ...
+    @property
+    def points(self) -> tuple[tuple[str, int], ...]: ...
+    @property
+    def ranges(self) -> tuple[tuple[str, tuple[int, int]], ...]: ...
+    @property
+    def threads(self) -> int: ...
+    @property
+    def guards(self) -> tuple[tuple[A.Expr, bool], ...]: ...
 
 BITS = 64
 TIMEOUT_MS = 2000              # per query; a timeout is "undecided", never a verdict
