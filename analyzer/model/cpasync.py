@@ -63,6 +63,7 @@ class _Write:
     complete: bool = False
     visible: bool = False
     skipped_by: Event | None = None     # a wait that ran while this copy was still uncommitted
+    warp: int | None = None             # lanes of a __syncwarp after it (orders that warp's lanes)
 
 
 @dataclass
@@ -70,7 +71,7 @@ class _Range:
     start: int
     end: int
     write: _Write | None = None
-    readers: list = field(default_factory=list)   # [Event, fenced]
+    readers: list = field(default_factory=list)   # [Event, fenced, lanes of a __syncwarp after it]
     consumed: bool = True
 
 
@@ -150,9 +151,9 @@ class _Sim:
         starts[lo_i:hi_i] = [r.start for r in new]
         return pieces
 
-    def hazard(self, kind: HazardKind, first: Event, second: Event, **kw: Any) -> None:
+    def hazard(self, kind: HazardKind, first: Event, second: Event, warp: int | None = None, **kw: Any) -> None:
         if kind in _THREAD_EXACT:
-            between = self.between_threads(first, second)
+            between = self.between_threads(first, second, warp)
             if between is False:
                 return      # each thread only meets its own bytes: program order suffices
             # two stores whose writers a condition on data selects may never both run
@@ -191,8 +192,9 @@ class _Sim:
                                     Hazard(H.WAW_PLAIN, ev, ev, ev.buffer or "", self.model.slot(ev),
                                            certain=False))
 
-    def between_threads(self, a: Event, b: Event) -> bool | None:
-        """Whether `b` touches bytes a *different* thread touched in `a` (None: undecided).
+    def between_threads(self, a: Event, b: Event, warp: int | None = None) -> bool | None:
+        """Whether `b` touches bytes a *different* thread touched in `a` (None: undecided), not
+        counting the pairs a `__syncwarp(warp)` between them orders (one warp, both lanes in it).
 
         Warp-collective and single-thread operations (ldmatrix, wgmma, TMA, mbarrier inits)
         hand data between threads by definition; per-thread accesses are decided on their
@@ -201,8 +203,10 @@ class _Sim:
         if a.unknown_footprint or b.unknown_footprint or a.possible or b.possible:
             return None
         if a.lanes is None or b.lanes is None or a.lanes.collective or b.lanes.collective:
-            return True
-        return cross_thread(a.lanes, b.lanes, self.model.index.memo["eval"], self.model.shift(a, b))
+            # False where every thread of both lies in one warp the barrier orders
+            return warp is None or not _one_warp(a.threads | b.threads, warp)
+        return cross_thread(a.lanes, b.lanes, self.model.index.memo["eval"], self.model.shift(a, b),
+                            warp_mask=warp)
 
     def run(self, events: Iterable[Event]) -> dict[tuple, Hazard]:
         handlers = _SIM_HANDLERS
@@ -325,6 +329,24 @@ class _Sim:
 
     on_named_sync = on_sync
 
+    def on_warp_sync(self, ev: Event) -> None:
+        """`__syncwarp(mask)`: orders the lanes in the mask of each warp, and no one else.  What
+        was written or read before it is marked with the mask; a later conflict counts only the
+        pairs of threads it does not order (`between_threads`).  In a one-warp block it is the
+        block barrier.  Two warp barriers in a row order a pair only if both lanes are in the
+        lanes both barriers share (the intersection: never an order that is not there)."""
+        if id(ev.node) in self.disabled:
+            return
+        mask = FULL_WARP if ev.value is None else ev.value & FULL_WARP
+        for w in self.writes:
+            if w.complete and not w.visible:
+                w.warp = mask if w.warp is None else w.warp & mask
+        for entries in self.spaces.values():
+            for r in entries:
+                for reader in r.readers:
+                    if not reader[1]:
+                        reader[2] = mask if reader[2] is None else reader[2] & mask
+
     def on_cp_async_arrive(self, ev: Event) -> None:
         """cp.async.mbarrier.arrive: the thread's pending copies are tracked by an mbarrier
         phase instead of a commit group; whoever waits on that phase sees them (the mbarrier
@@ -355,15 +377,15 @@ class _Sim:
         w = _Write(ev, is_async, complete=not is_async, visible=visible)
         versioned = ev.buffer in self.model.stages
         for r in self.ranges(ev, create=True):
-            for reader, fenced in r.readers:
+            for reader, fenced, warp in r.readers:
                 if not fenced and reader.node is not ev.node \
                     and not (reader.access == "atomic" and ev.access == "atomic"):
-                    self.hazard(H.WAR_UNSYNCED if is_async else H.WAR_PLAIN, reader, ev)
+                    self.hazard(H.WAR_UNSYNCED if is_async else H.WAR_PLAIN, reader, ev, warp=warp)
             old = r.write
             if self.plain and old is not None and not old.visible and not old.is_async \
                     and old.event.node is not ev.node and old.event.kind == K.SMEM \
                     and not (old.event.access == "atomic" and ev.access == "atomic"):
-                self.hazard(H.WAW_PLAIN, old.event, ev)
+                self.hazard(H.WAW_PLAIN, old.event, ev, warp=old.warp)
             if is_async and versioned and old and old.is_async and not r.consumed \
                     and old.event.node is not ev.node and ev.buffer in self.own_reads:
                 self.hazard(H.OVERWRITE_UNCONSUMED, old.event, ev)
@@ -396,11 +418,11 @@ class _Sim:
                                 groups_in_flight=self.group - self.complete_upto, wait=self.last_wait,
                                 commit=self.commits.get(w.group))
                 elif not w.visible:
-                    self.hazard(H.RAW_UNSYNCED, w.event, ev, wait=self.last_wait)
+                    self.hazard(H.RAW_UNSYNCED, w.event, ev, wait=self.last_wait, warp=w.warp)
             elif w is not None and not w.visible and self.plain:
-                self.hazard(H.RAW_PLAIN, w.event, ev)
+                self.hazard(H.RAW_PLAIN, w.event, ev, warp=w.warp)
             r.consumed = True
-            r.readers.append([ev, False])
+            r.readers.append([ev, False, None])
 
     def _vague(self, ev: Event, pieces: list[_Range]) -> bool:
         """A read of unknown footprint (an MMA through a descriptor) over an unversioned
@@ -618,6 +640,19 @@ WAIT_SEARCH = 8      # deeper waits tried per cp_async_wait
 WAIT_REMOVED = 1 << 20   # the depth of a wait that is gone: it waits for nothing
 TRACKED_BY_MBARRIER = 0   # the "group" of copies an mbarrier phase tracks (commit groups count from 1)
 
+FULL_WARP = 0xFFFFFFFF
+
+
+def _one_warp(threads: int, mask: int) -> bool:
+    """Whether every thread of the set lies in one warp, at a lane in `mask`."""
+    if not threads:
+        return False
+    low = (threads & -threads).bit_length() - 1
+    warp = low // 32
+    lanes = threads >> (warp * 32)
+    return lanes < (1 << 32) and (lanes & ~mask) == 0
+
+
 _SIM_HANDLERS = {
     K.CP_ASYNC: _Sim.on_cp_async,
     K.TMA_LOAD: _Sim.on_tma_load,
@@ -627,6 +662,7 @@ _SIM_HANDLERS = {
     K.WAIT: _Sim.on_wait,
     K.SYNC: _Sim.on_sync,
     K.NAMED_SYNC: _Sim.on_named_sync,
+    K.WARP_SYNC: _Sim.on_warp_sync,
     K.CP_ASYNC_ARRIVE: _Sim.on_cp_async_arrive,
     K.CP_ASYNC_ARRIVE_INC: _Sim.on_cp_async_arrive,
     K.MBAR_INIT: _Sim.on_mbar_init,

@@ -136,7 +136,7 @@ INTRINSICS: dict[str, Intrinsic] = {
     "__syncthreads": Intrinsic(K.SYNC),
     "tl::cluster_sync": Intrinsic(K.SYNC, cluster=True),
     "tl::__sync_thread_partial": Intrinsic(K.NAMED_SYNC, count=1),   # (barrier id, threads)
-    "__syncwarp": Intrinsic(K.WARP_SYNC),
+    "__syncwarp": Intrinsic(K.WARP_SYNC, count=0),     # the lane mask (none: every lane)
     "tl::__named_barrier_arrive": Intrinsic(K.NAMED_ARRIVE, count=1),
     "tl::cluster_wait": Intrinsic(K.SYNC, cluster=True),
     "tl::cluster_arrive": Intrinsic(K.PREFETCH, cluster=True),          # no ordering until the wait

@@ -290,16 +290,19 @@ def _guards(side: _Side) -> tuple[list[Any], bool]:
 
 
 def cross_thread(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[object, int] | None = None,
-                 values: tuple[A.Expr | None, A.Expr | None] | None = None) -> tuple[bool | None, Witness | None]:
+                 values: tuple[A.Expr | None, A.Expr | None] | None = None,
+                 warp_mask: int | None = None) -> tuple[bool | None, Witness | None]:
     """Whether a byte of `a` belongs to one thread and of `b` to a different one (see the module
     docstring), with a witness when it does.  `values`: the stored values of two writes; then
     only collisions whose values differ count (two threads storing the same value do not race).
+    `warp_mask`: a `__syncwarp(mask)` both passed in between orders the pairs of one warp whose
+    lanes are both in the mask; they do not count.
     """
     if not available():
         return None, None
     with _LOCK:
         try:
-            return _decide(a, b, shift, opaque or {}, values)
+            return _decide(a, b, shift, opaque or {}, values, warp_mask)
         except Untranslatable:
             return None, None
         except _z3().Z3Exception:
@@ -307,7 +310,8 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[o
 
 
 def _decide(a: LaneRecipe, b: LaneRecipe, shift: int, opaque: Mapping[object, int],
-            values: tuple[A.Expr | None, A.Expr | None] | None) -> tuple[bool | None, Witness | None]:
+            values: tuple[A.Expr | None, A.Expr | None] | None,
+            warp_mask: int | None = None) -> tuple[bool | None, Witness | None]:
     z3 = _z3()
     sa, sb = _Side(a, "a", opaque), _Side(b, "b", opaque)
     start_a = sa.term(a.index) * a.elem
@@ -322,6 +326,11 @@ def _decide(a: LaneRecipe, b: LaneRecipe, shift: int, opaque: Mapping[object, in
     for side in (sa, sb):                       # the walked ranges bound each loop variable
         for v in side.loops.values():
             solver.add(v > -(1 << 40), v < (1 << 40))
+    if warp_mask is not None:
+        mask = z3.BitVecVal(warp_mask, BITS)
+        lane_a, lane_b = z3.URem(sa.t, 32), z3.URem(sb.t, 32)
+        solver.add(z3.Not(z3.And(sa.t / 32 == sb.t / 32, z3.LShR(mask, lane_a) & 1 == 1,
+                                 z3.LShR(mask, lane_b) & 1 == 1)))
     if values is not None:
         va, vb = values
         if va is None or vb is None:

@@ -197,16 +197,24 @@ def _hulls(recipe: LaneRecipe) -> dict[int, tuple[int, int]] | None:
     return out
 
 
-def cross_thread(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int = 0) -> bool | None:
+def warp_ordered(t: int, u: int, mask: int) -> bool:
+    """Whether a `__syncwarp(mask)` both threads passed orders them: one warp, both lanes in the mask."""
+    return t // WARP == u // WARP and bool((mask >> (t % WARP)) & 1) and bool((mask >> (u % WARP)) & 1)
+
+
+def cross_thread(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int = 0, warp_mask: int | None = None) -> bool | None:
     """Whether some byte is touched by one thread in `a` and by a *different* thread in `b`;
     `shift` is where `b`'s buffer starts relative to `a`'s (two aliases of one allocation).
+
+    `warp_mask`: a `__syncwarp(mask)` both passed in between; the pairs it orders (one warp,
+    both lanes in the mask) do not count.
 
     Exact on enumerated footprints; where they cannot be enumerated, interval hulls can still
     prove that no two different threads meet (False), and otherwise the question is one
     bit-vector query (`model.symbolic`: exact for any size); None only where an index or a
     guard does not translate or the solver times out (undecided).
     """
-    key = (_key(a), _key(b), shift)
+    key = (_key(a), _key(b), shift, warp_mask)
     if key in _CROSS:
         return _CROSS[key]
     fa, fb = footprint(a, evaluator), footprint(b, evaluator)
@@ -214,7 +222,8 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int = 0) -> boo
     if fa is not None and fb is not None:
         if shift:
             fb = {t: frozenset(x + shift for x in starts) for t, starts in fb.items()}
-        found = _cross_exact(fa, a.width, fb, b.width)
+        found = _cross_exact(fa, a.width, fb, b.width) if warp_mask is None else \
+            _cross_exact_unordered(fa, a.width, fb, b.width, warp_mask)
     else:
         ha, hb = _hulls(a), _hulls(b)
         if hb is not None and shift:
@@ -223,7 +232,7 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int = 0) -> boo
         if found is None:       # too many points to enumerate: one solver query decides it
             from .symbolic import cross_thread as decide
 
-            found = decide(a, b, shift, getattr(evaluator, "opaque", None))[0]
+            found = decide(a, b, shift, getattr(evaluator, "opaque", None), warp_mask=warp_mask)[0]
     if len(_CROSS) > 16384:
         _CROSS.clear()
     _CROSS[key] = found        # the nodes behind the ids are kept alive by `_KEEP` (footprint)
@@ -249,6 +258,21 @@ def _cross_exact(fa: Footprint, wa: int, fb: Footprint, wb: int) -> bool:
             for q in range(s // g, (s + wb) // g):
                 prev = owner.get(q)
                 if prev is not None and prev != u:
+                    return True
+    return False
+
+
+def _cross_exact_unordered(fa: Footprint, wa: int, fb: Footprint, wb: int, mask: int) -> bool:
+    """`_cross_exact` where pairs of threads a `__syncwarp(mask)` orders do not count."""
+    owners: dict[int, set[int]] = {}
+    for t, starts in fa.items():
+        for s in starts:
+            for q in range(s, s + wa):
+                owners.setdefault(q, set()).add(t)
+    for u, starts in fb.items():
+        for s in starts:
+            for q in range(s, s + wb):
+                if any(t != u and not warp_ordered(t, u, mask) for t in owners.get(q, ())):
                     return True
     return False
 
