@@ -3,6 +3,8 @@
     python benchmarks/fuzz.py 10000 [--seed S] [--batch 300] [--jobs J] [--no-hostile]
     python benchmarks/fuzz.py 1000 --walk [--seed S] [--batch 50] [--budget 60]
     python benchmarks/fuzz.py 1000 --cache-tree [--seed S]
+    python benchmarks/fuzz.py 10000 --replace [--seed S] [--workers 2] [--minutes M]
+    python benchmarks/fuzz.py 1000 --cache-entry [--seed S]
 
 Each batch of mutants is checked by one `pipelint check --format json` process, as a user would
 run it. Half of the mutants also name hostile files in their `#line` directives (terminal escape
@@ -22,6 +24,13 @@ patterns.  Figures: batches past the budget (hangs), tracebacks, names from outs
 `--cache-tree` fuzzes what a checked repository can plant in a cache (issue 37): links, FIFOs,
 foreign owners, forged tags and entry names outside the root; figures: files deleted or changed
 outside the cache's own entries (`benchmarks/fuzz_cache.py`).
+
+`--replace` replaces each kernel file while it is checked with the result cache (issue 35); a cached
+and a `--no-cache` run of its current content must then agree: stale results, tracebacks, files
+missing (`benchmarks/fuzz_replace.py`).  `--cache-entry` corrupts a filled cache's entries in hostile
+ways (deep nesting, truncation, wrong shapes and types, NaN, binary, FIFOs, folders, links to
+/dev/zero); the next run must match `--no-cache` and the one after be served from the healed cache
+(`benchmarks/fuzz_cache_entry.py`).
 """
 from __future__ import annotations
 
@@ -55,8 +64,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-tree", action="store_true",
                         help="hostile cache trees: links, FIFOs, foreign owners, entry names outside the root "
                              "(benchmarks/fuzz_cache.py)")
+    parser.add_argument("--replace", action="store_true",
+                        help="replace each file while it is analysed, then compare cached and --no-cache "
+                             "(benchmarks/fuzz_replace.py)")
+    parser.add_argument("--cache-entry", action="store_true",
+                        help="hostile cache entries: corrupted, wrong shapes, FIFOs, links "
+                             "(benchmarks/fuzz_cache_entry.py)")
+    parser.add_argument("--workers", type=int, default=2, help="--replace: cases run side by side")
+    parser.add_argument("--minutes", type=float, default=0.0, help="--replace: start no case after this many minutes")
     parser.add_argument("--budget", type=float, default=60.0, help="--walk: seconds a batch may take")
     args = parser.parse_args(argv)
+    if args.replace:
+        from fuzz_replace import replace_fuzz
+
+        return replace_fuzz(args.n, args.seed, args.workers, args.minutes)
+    if args.cache_entry:
+        from fuzz_cache_entry import cache_entry_fuzz
+
+        return cache_entry_fuzz(args.n, args.seed)
     if args.cache_tree:
         from fuzz_cache import cache_tree_fuzz
 
