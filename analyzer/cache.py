@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import sys
 from dataclasses import asdict
@@ -111,6 +112,10 @@ class ResultCache:
         return hashlib.sha256(f"{self.salt}\0{path}\0{digest}".encode()).hexdigest()
 
     def _entry(self, kind: str, key: str, create: bool = False) -> Path | None:
+        """The entry file of a key; None for anything but 64 lowercase hex digits (a stat entry's
+        `key` is read from disk: it must never name a path)."""
+        if not _HEX64.fullmatch(key):
+            return None
         where = cachedir.folder(self.top, f"v{FORMAT}", kind, key[:2], create=create)
         return None if where is None else where / key[2:]
 
@@ -122,14 +127,14 @@ class ResultCache:
             return None
         pointer = self._read("stat", self._stat_key(path, snap))
         key = pointer.get("key") if isinstance(pointer, dict) else None
-        if isinstance(key, str) and len(key) == 64:
-            found = self._decode("data", key)
+        if isinstance(key, str) and _HEX64.fullmatch(key):
+            found = self._decode("data", key, path)
         else:                                   # touched or freshly cloned: the bytes decide
             data = _read_checked(path, snap)
             if data is None:
                 return None
             key = self.content_key(path, digest_of(data))
-            found = self._decode("data", key)
+            found = self._decode("data", key, path)
             if found is not None and snapshot(path) == snap:
                 self._write("stat", self._stat_key(path, snap), {"key": key})
         if found is None:
@@ -149,15 +154,19 @@ class ResultCache:
             cachedir.remove_entry(file)
             return None
 
-    def _decode(self, kind: str, key: str) -> Result | None:
+    def _decode(self, kind: str, key: str, path: str) -> Result | None:
         entry = self._read(kind, key)
         if entry is None:
             return None
         try:
             if not isinstance(entry, dict) or entry.get("format") != FORMAT:
                 raise ValueError("not an entry of this format")
-            return (_file_result(entry["file"]), [_finding(f) for f in entry["findings"]],
-                    [ToolError(**e) for e in entry["errors"]])
+            entry = _fields(entry, ("format", "file", "findings", "errors"))
+            found = (_file_result(entry["file"]), [_finding(f) for f in _list(entry["findings"])],
+                     [_tool_error(e) for e in _list(entry["errors"])])
+            if found[0].path != path:
+                raise _Bad("an entry of another path")
+            return found
         except Exception:       # noqa: BLE001 - a wrong shape is as corrupt as a wrong syntax: recompute
             file = self._entry(kind, key)
             if file is not None:
@@ -211,21 +220,98 @@ def _read_checked(path: str, snap: Snapshot) -> bytes | None:
         return None
 
 
-def _location(d: dict) -> Location:
-    return Location(**d)
+# ------------------------------------------------------------------ strict decoding
+# An entry is served only when it has exactly the shape `put` writes: every field present, of its
+# type (an int is an int, not a bool, a float or NaN), nothing else.  Anything else is corrupt or
+# forged, and is deleted and recomputed (`ResultCache._decode`): a cache entry must never crash a
+# run nor stand for findings the analysis did not make.
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
-def _finding(d: dict) -> Finding:
-    return Finding(d["rule"], Severity(d["severity"]), d["message"], _location(d["location"]),
-                   tuple(_location(r) for r in d["related"]), d.get("kernel"), d.get("plugin"), d.get("help", ""))
+class _Bad(ValueError):
+    """An entry that is not what `put` wrote."""
 
 
-def _file_result(d: dict) -> FileResult:
-    fields = dict(d)
-    fields["kernels"] = tuple(fields.get("kernels", ()))
-    if fields.get("suppressions") is not None:
-        fields["suppressions"] = tuple((line, tuple(rules), col) for line, rules, col in fields["suppressions"])
-    return FileResult(**fields)
+def _fields(d: Any, names: tuple[str, ...]) -> dict:
+    if not isinstance(d, dict) or set(d) != set(names):
+        raise _Bad("fields")
+    return d
+
+
+def _int(v: Any) -> int:
+    if type(v) is int and -2**62 < v < 2**62:
+        return v
+    raise _Bad("int")
+
+
+def _oint(v: Any) -> int | None:
+    return None if v is None else _int(v)
+
+
+def _str(v: Any) -> str:
+    if type(v) is str:
+        return v
+    raise _Bad("str")
+
+
+def _ostr(v: Any) -> str | None:
+    return None if v is None else _str(v)
+
+
+def _bool(v: Any) -> bool:
+    if type(v) is bool:
+        return v
+    raise _Bad("bool")
+
+
+def _list(v: Any) -> list:
+    if type(v) is list:
+        return v
+    raise _Bad("list")
+
+
+_LOCATION = ("path", "line", "column", "end_line", "end_column", "message", "outside")
+_FINDING = ("rule", "severity", "message", "location", "related", "kernel", "plugin", "help")
+_ERROR = ("message", "path", "plugin", "internal", "detail")
+_FILE = ("path", "parsed", "kernels", "error", "suppressions", "digest")
+
+
+def _location(d: Any) -> Location:
+    d = _fields(d, _LOCATION)
+    return Location(_str(d["path"]), _int(d["line"]), _int(d["column"]), _oint(d["end_line"]),
+                    _oint(d["end_column"]), _str(d["message"]), _bool(d["outside"]))
+
+
+def _finding(d: Any) -> Finding:
+    d = _fields(d, _FINDING)
+    return Finding(_str(d["rule"]), Severity(_str(d["severity"])), _str(d["message"]),
+                   _location(d["location"]), tuple(_location(r) for r in _list(d["related"])),
+                   _ostr(d["kernel"]), _ostr(d["plugin"]), _str(d["help"]))
+
+
+def _tool_error(d: Any) -> ToolError:
+    d = _fields(d, _ERROR)
+    return ToolError(_str(d["message"]), _ostr(d["path"]), _ostr(d["plugin"]), _bool(d["internal"]),
+                     _str(d["detail"]))
+
+
+def _file_result(d: Any) -> FileResult:
+    d = _fields(d, _FILE)
+    suppressions = None
+    if d["suppressions"] is not None:
+        suppressions = tuple((_int(line), tuple(_str(r) for r in _list(rules)), _int(col))
+                             for line, rules, col in (_triple(x) for x in _list(d["suppressions"])))
+    digest = _ostr(d["digest"])
+    if digest is not None and not _HEX64.fullmatch(digest):
+        raise _Bad("digest")
+    return FileResult(_str(d["path"]), _bool(d["parsed"]), tuple(_str(k) for k in _list(d["kernels"])),
+                      _ostr(d["error"]), suppressions, digest)
+
+
+def _triple(x: Any) -> tuple:
+    if type(x) is not list or len(x) != 3:
+        raise _Bad("suppression")
+    return tuple(x)
 
 
 def salt_for(host_modules: list[object], plugin_versions: dict[str, str], options: object) -> str:

@@ -262,8 +262,11 @@ def write_file(where: Path, name: str, data: bytes) -> bool:
             fh.write(data)
         target = where / name
         with contextlib.suppress(FileNotFoundError):
-            if not stat.S_ISREG(os.lstat(target).st_mode):
-                raise OSError(f"{target} is not a regular file")      # a planted link or FIFO
+            mode = os.lstat(target).st_mode
+            if stat.S_ISLNK(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+                os.unlink(target)       # a planted link or FIFO: the name goes, its target is untouched
+            elif not stat.S_ISREG(mode):
+                raise OSError(f"{target} is not a regular file")      # a folder: left alone
         os.replace(tmp, target)
         return True
     except OSError:

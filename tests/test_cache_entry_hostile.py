@@ -1,7 +1,7 @@
 """Hostile result-cache entries that benchmarks/fuzz_cache_entry.py found mishandled (issue 35).
 
-Strict xfails: each documents a bug in analyzer/cache.py and turns into a failure ("XPASS")
-once it is fixed, so that the marker is removed then.
+Each was a bug of analyzer/cache.py at 26947ed (found by benchmarks/fuzz_cache_entry.py, issue 35), fixed by the
+strict decoding of entries (only what `put` writes is served; a stat entry's key is 64 hex digits).
 """
 from __future__ import annotations
 
@@ -37,8 +37,6 @@ def _filled(run_cli, tmp_path: Path, monkeypatch) -> tuple[list, Path, Path]:
     return reference, data, stat
 
 
-@pytest.mark.xfail(strict=True, reason="cache.get takes a stat entry's 64-character 'key' as a path: "
-                   "key[2:] may be absolute or hold '..', and _decode deletes what it cannot decode")
 def test_a_stat_entry_cannot_name_a_file_outside_the_cache(run_cli, tmp_path, monkeypatch):
     _, data, stat = _filled(run_cli, tmp_path, monkeypatch)
     victim = tmp_path / "victim.txt"
@@ -50,8 +48,6 @@ def test_a_stat_entry_cannot_name_a_file_outside_the_cache(run_cli, tmp_path, mo
     assert victim.read_text() == "the user's file\n"
 
 
-@pytest.mark.xfail(strict=True, reason="cache._file_result accepts any type: FileResult(path=True) is served, "
-                   "relocate.confine raises TypeError (exit 3) on this and every later run")
 def test_a_data_entry_with_a_wrongly_typed_path_heals(run_cli, tmp_path, monkeypatch):
     reference, data, _ = _filled(run_cli, tmp_path, monkeypatch)
     entry = json.loads(data.read_text())
@@ -69,8 +65,6 @@ def test_a_data_entry_with_a_wrongly_typed_path_heals(run_cli, tmp_path, monkeyp
     pytest.param(lambda e: e["findings"][0]["location"].update(end_column="x" * 1000), id="end-column-a-string"),
     pytest.param(lambda e: e["findings"][0]["related"][0].pop("message"), id="related-message-missing"),
 ])
-@pytest.mark.xfail(strict=True, reason="cache._finding/_location check neither types nor required fields: "
-                   "a corrupt entry is served as a finding instead of being deleted and recomputed")
 def test_a_data_entry_of_wrong_types_or_missing_fields_is_recomputed(run_cli, tmp_path, monkeypatch, edit):
     reference, data, _ = _filled(run_cli, tmp_path, monkeypatch)
     entry = json.loads(data.read_text())
