@@ -101,7 +101,7 @@ def test_bad_kernel_input_is_one_line_exit_two(lower, target, message):
 
 @pytest.mark.parametrize("args,message", [
     (("--arch", "sm_42"), "unknown arch 'sm_42'"),
-    (("--num-stages", "-1"), "num_stages must be >= 0"),
+    (("--num-stages", "-1"), "argument --num-stages: expected an integer >= 0"),
 ])
 def test_bad_sweep_options_exit_two(lower, args, message):
     res = lower(GEMM, *args)
