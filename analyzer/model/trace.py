@@ -782,12 +782,20 @@ class _RoleWalker:
         if (per_thread or collective) and extent is not None and ref.index is not None:
             guards = tuple(self.guards)
             names = sorted(set(_names_of(ref.index)).union(*(_names_of(g) for g, _ in guards)))
+            # a warp-collective instruction is the whole warp's, whatever role split the warp: its
+            # rows are named by the addressing lanes of every warp the role's threads are in
+            addressing = _whole_warps(self.mask) & _address_lanes(node) if collective else self.mask
             recipe = LaneRecipe(ref.index, ref.elem_bytes, width,
                                 tuple((n, env[n]) for n in names if n in env and n not in self.ranges
                                       and n != "threadIdx.x") + block,
                                 tuple((n, self.ranges[n]) for n in names if n in self.ranges
                                       and n != "threadIdx.x"),
-                                self.mask, guards, collective)
+                                addressing, guards, collective)
+            if collective and addressing != _whole_warps(self.mask):
+                # ldmatrix/stmatrix .x1/.x2: only lanes 0-7 / 0-15 give row addresses; the others'
+                # address operands touch nothing, so the rows are those lanes' (exact where they
+                # can be enumerated; else the interval over every lane, which holds them)
+                extent = _rows_extent(recipe, self.b.eval) or extent
         is_global = kind == K.GLOBAL
         self.events.append(Event(kind, node, self.index, mult, it, access, None if is_global else ref.buffer,
                                  offset, site, guarded=guarded, possible=possible, extent=extent,
@@ -1073,6 +1081,36 @@ def _names_of(expr: A.Expr) -> tuple[str, ...]:
                                                  for n in expr.walk()) else set()))
         found = _NAMES[id(expr)] = (expr, tuple(names))
     return found[1]
+
+
+_ROW_LANES = re.compile(r"tl::ptx_(?:ldmatrix|stmatrix)_(?:m8n8_)?x([124])(?:_trans)?$")   # 8x8 rows only
+
+
+def _address_lanes(node: A.Node) -> ThreadSet:
+    """The lanes of each warp whose address operand an ldmatrix/stmatrix reads: lanes 0-7 for .x1,
+    0-15 for .x2, all 32 for .x4 (PTX ISA, ldmatrix: "threads 0-7 / 0-15 / 0-31 supply the
+    addresses"); every lane for any other collective access."""
+    m = _ROW_LANES.match(node.name) if isinstance(node, A.Call) else None
+    lanes = 8 * int(m.group(1)) if m else 32
+    return sum(((1 << lanes) - 1) << (32 * w) for w in range(32))
+
+
+def _whole_warps(threads: ThreadSet) -> ThreadSet:
+    """Every thread of the warps that `threads` touch."""
+    out = 0
+    for w in range((threads.bit_length() + 31) // 32):
+        if (threads >> (32 * w)) & 0xFFFFFFFF:
+            out |= 0xFFFFFFFF << (32 * w)
+    return out
+
+
+def _rows_extent(recipe: LaneRecipe, evaluator: Any) -> tuple[int, int] | None:
+    """Bytes [lo, hi) the addressing lanes' rows cover, from their exact footprints."""
+    from .threads import footprint
+
+    found = footprint(recipe, evaluator)
+    starts = [s for starts in (found or {}).values() for s in starts]
+    return (min(starts), max(starts) + recipe.width) if starts else None
 
 
 def _access_width(call: A.Call, intr: Intrinsic) -> int | None:
