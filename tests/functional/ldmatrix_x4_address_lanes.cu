@@ -1,6 +1,9 @@
 // The same addresses with ldmatrix .x4: lanes 16-31 now supply rows too, in the upper half of S
 // that those lanes store without a barrier before the ldmatrix: the warp reads rows other lanes
 // are writing (a race; the stores of lanes 16-31 reach the other lanes' registers).
+#include <cuda.h>
+#include <tl_templates/cuda/common.h>
+#include <tl_templates/cuda/ldsm.h>
 extern "C" __global__ void __launch_bounds__(32, 1) k(half_t* __restrict__ out) {
   extern __shared__ __align__(16) half_t S[];
   uint32_t frag[4];
