@@ -159,9 +159,9 @@ class ResultCache:
         if entry is None:
             return None
         try:
-            if not isinstance(entry, dict) or entry.get("format") != FORMAT:
-                raise ValueError("not an entry of this format")
             entry = _fields(entry, ("format", "file", "findings", "errors"))
+            if entry["format"] != FORMAT:
+                raise _Bad("not an entry of this format")
             found = (_file_result(entry["file"]), [_finding(f) for f in _list(entry["findings"])],
                      [_tool_error(e) for e in _list(entry["errors"])])
             if found[0].path != path:

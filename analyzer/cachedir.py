@@ -49,7 +49,6 @@ ENTRY_FORMATS: dict[str, re.Pattern[str]] = {
     "lsp-cuda": re.compile(rf"lsp/cuda/[^/]+-{_HEX}{{10}}/([^/]+\.(cu|json)|\.tmp-[A-Za-z0-9_]+)"),
     "grammar": re.compile(rf"grammar(-\d+)?/cuda-{_HEX}{{20}}\.lark(\.tmp)?"),
 }
-_TOP = re.compile(r"v\d+|lower|lsp|grammar(-\d+)?")
 _TOPS = {"result": re.compile(r"v\d+"), "lower": re.compile("lower"), "lsp": re.compile("lsp"),
          "lsp-cuda": re.compile("lsp"), "grammar": re.compile(r"grammar(-\d+)?")}
 
@@ -152,7 +151,8 @@ def _adoptable(root: Path) -> bool:
         names = os.listdir(root)
     except OSError:
         return False
-    return all(_TOP.fullmatch(n) or n.startswith(".") and n.endswith(".tmp") for n in names)
+    return all(any(top.fullmatch(n) for top in _TOPS.values()) or n.startswith(".") and n.endswith(".tmp")
+               for n in names)
 
 
 def open_root(path: Path, create: bool = True) -> Path:

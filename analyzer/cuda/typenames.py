@@ -135,19 +135,13 @@ class TypeNames:
             return "TNAME"
         if not templated and base in self.types and self._named(start, end):
             return "NAME"
-        if not templated and self._maybe_value(base, start, end) and self.variable_here(base, start):
-            return "NAME"
         is_type = base in self.types or (
             _AFTER_TYPE.match(self.source, end) is not None
             and _BEFORE_EXPR.search(self.source, max(0, start - 12), start) is None)
         if templated:
             return "TTYPE" if is_type else "TNAME"
-        return "TYPE" if is_type else "NAME"
-
-    def _maybe_value(self, base: str, start: int, end: int) -> bool:
-        """Cheap pre-test before the scope lookup: the name would otherwise be taken as a type."""
-        return base in self.types or (_AFTER_TYPE.match(self.source, end) is not None
-                                      and _BEFORE_EXPR.search(self.source, max(0, start - 12), start) is None)
+        # a name that would be a type here is a value where a variable of that name is in scope
+        return "TYPE" if is_type and not self.variable_here(base, start) else "NAME"
 
     def _named(self, start: int, end: int) -> bool:
         """Whether a known type's name is used as a variable here (a local called `half`)."""
