@@ -64,9 +64,64 @@ def rules_by_id(rules: Sequence[Rule]) -> dict[str, Rule]:
     return {r.id: r for r in rules}
 
 
-def hazards_for(model: KernelModel, rules: Iterable[Rule]) -> list[Hazard]:
-    """The cp.async hazards of a kernel that the given rules report (`HAZARD_RULES`), in order."""
-    from .model.intrinsics import HAZARD_RULES
+def hazards_for(model: KernelModel, kinds: Iterable[str]) -> list[Hazard]:
+    """The cp.async hazards of a kernel of the given kinds (`HazardKind`), in order."""
+    wanted = frozenset(kinds)
+    return [h for h in model.cp_async.hazards if h.kind in wanted]
 
-    wanted = {r.id for r in rules}
-    return [h for h in model.cp_async.hazards if HAZARD_RULES.get(h.kind) in wanted]
+
+# ---------------------------------------------------------------- a rule as one unit
+#: The analyses of `pipelint.model.KernelModel` a rule may read (each computed once, on first
+#: use): a rule declares those it needs, so a run that selects it computes only those.
+ANALYSES = ("cp_async", "mbarrier", "races", "global_handoff")
+
+
+class Check:
+    """One rule and the code that reports it: a plugin returns instances from
+    `pipelint_checks`, and pipelint calls a check only when its rule is selected.
+
+    Subclasses set `rule` (the declaration: id, severity, category tags, documentation), and
+    optionally `hazards` (the model's hazard kinds it reports), `analyses` (the
+    `KernelModel` analyses it reads, from `ANALYSES`) and `example` (its documentation page's
+    example, in Markdown)."""
+
+    rule: Rule
+    hazards: tuple[str, ...] = ()
+    analyses: tuple[str, ...] = ()
+    example: str = ""
+    scope = "kernel"
+
+    @property
+    def id(self) -> str:
+        return self.rule.id
+
+
+class KernelCheck(Check):
+    """A rule about one kernel: `check(kernel, path)` returns its findings."""
+
+    scope = "kernel"
+
+    def check(self, kernel: KernelModel, path: str) -> Iterable[Finding]:
+        raise NotImplementedError
+
+    def hazards_in(self, kernel: KernelModel) -> list[Hazard]:
+        """The kernel's cp.async hazards of this rule's `hazards` kinds, in order."""
+        return hazards_for(kernel, self.hazards)
+
+    def finding(self, path: str, kernel: KernelModel, node: A.Node, message: str,
+                related: Iterable[tuple[A.Node, str]] = (), severity: Severity | None = None,
+                help: str = "", at: A.Span | None = None) -> Finding:
+        """`make_finding` of this rule."""
+        return make_finding(self.rule, path, kernel, node, message, related, severity, help, at)
+
+
+class VariantCheck(Check):
+    """A rule about the lowered variants of one kernel (`pipelint lower`), checked together:
+    `check(variants)` returns its findings.  `at_loop`: its findings are about the pipeline's
+    plan, so the editor shows them at the `T.Pipelined` loop."""
+
+    scope = "variants"
+    at_loop = True
+
+    def check(self, variants: list) -> Iterable[Finding]:
+        raise NotImplementedError

@@ -43,6 +43,7 @@ class CheckOptions:
     time_budget: float = DEFAULT_TIME_BUDGET      # CPU seconds per file (0: none)
     memory_budget: float = DEFAULT_MEMORY_BUDGET  # MB per file on top of what the process holds (0: none)
     plugin_config: tuple[tuple[str, str], ...] = ()   # (plugin, its table as JSON), for worker processes
+    enabled: frozenset[str] | None = None         # the rule ids selected: only their checks run (None: all)
 
 
 class _OverBudget(BaseException):
@@ -141,13 +142,16 @@ def decode_source(path: str, data: bytes, max_bytes: int) -> tuple[str | None, F
                                    f"at offset {exc.start}", line)
 
 
-def check_source(path: str, source: str, host: PluginHost) -> tuple[FileResult, list[Finding], list[ToolError]]:
-    result, findings, errors, _ = analyze_source(path, source, host)
+def check_source(path: str, source: str, host: PluginHost,
+                 enabled: frozenset[str] | None = None) -> tuple[FileResult, list[Finding], list[ToolError]]:
+    result, findings, errors, _ = analyze_source(path, source, host, enabled)
     return result, findings, errors
 
 
-def analyze_source(path: str, source: str, host: PluginHost) -> tuple[FileResult, list[Finding], list[ToolError], list]:
-    """Parse, model and check one file; also return the kernel models built."""
+def analyze_source(path: str, source: str, host: PluginHost,
+                   enabled: frozenset[str] | None = None) -> tuple[FileResult, list[Finding], list[ToolError], list]:
+    """Parse, model and check one file (only the checks of `enabled` rules; None: all); also
+    return the kernel models built."""
     from .model import KernelModel
 
     models: list = []
@@ -156,7 +160,7 @@ def analyze_source(path: str, source: str, host: PluginHost) -> tuple[FileResult
     except CudaSyntaxError as err:
         return (FileResult(path, False, error=err.message),
                 [_file_finding(PARSE_ERROR, path, err.message, err.line, err.column)], [], models)
-    findings, errors = host.check_file(parsed, path)
+    findings, errors = host.check_file(parsed, path, enabled)
     kernels = parsed.unit.kernels()
     if not kernels and path.endswith(".cu"):
         findings.append(_file_finding(NO_KERNEL, path, "no __global__ kernel with a body in this file"))
@@ -170,14 +174,14 @@ def analyze_source(path: str, source: str, host: PluginHost) -> tuple[FileResult
                                     path=path, plugin="pipelint"))
             continue
         models.append(model)
-        f, e = check_kernel_all_trips(model, parsed, path, host)
+        f, e = check_kernel_all_trips(model, parsed, path, host, enabled)
         findings.extend(f)
         errors.extend(e)
     return FileResult(path, True, tuple(k.name for k in kernels)), findings, errors, models
 
 
-def check_kernel_all_trips(model: KernelModel, parsed: ParsedFile, path: str,
-                           host: PluginHost) -> tuple[list[Finding], list[ToolError]]:
+def check_kernel_all_trips(model: KernelModel, parsed: ParsedFile, path: str, host: PluginHost,
+                           enabled: frozenset[str] | None = None) -> tuple[list[Finding], list[ToolError]]:
     """Check a kernel for every trip count its run-time-bound loops can have.
 
     A kernel whose pipelined loop runs `(seq_len + 63) >> 6` times is simulated once per
@@ -192,36 +196,38 @@ def check_kernel_all_trips(model: KernelModel, parsed: ParsedFile, path: str,
     """
     trips = model.feasible_trips()
     if not trips:
-        return host.check_kernel(model, parsed, path)
+        return host.check_kernel(model, parsed, path, enabled)
     per_trip: dict[tuple, dict[int, Finding]] = {}
     errors: list[ToolError] = []
     for trip in trips:
         scenario = model if trip == model.runtime_trip else model.with_trip(trip)
-        found, errs = host.check_kernel(scenario, parsed, path)
+        found, errs = host.check_kernel(scenario, parsed, path, enabled)
         errors.extend(e for e in errs if e not in errors)
         for f in found:
             loc = f.location
             per_trip.setdefault((f.rule, loc.line, loc.column), {}).setdefault(trip, f)
-    out = []
-    for (rule_id, _, _), by_trip in per_trip.items():
-        first = next(iter(by_trip.values()))
-        rule = host.rules.get(rule_id)
-        if rule is not None and rule.category == "performance":
-            if len(by_trip) == len(trips) and len({f.message for f in by_trip.values()}) == 1:
-                out.append(first)        # holds for every count: a claim a user can act on
-            continue
-        if len(by_trip) == len(trips):
-            out.append(first)
-            continue
-        counts = sorted(by_trip)
-        condition = describe_counts(counts, trips)
-        if counts == [0] and first.severity == Severity.ERROR:
-            out.append(replace(first, severity=Severity.WARNING,
-                               message=f"{first.message} (if the run-time-bound loop can run zero times)"))
-            continue
-        shown = by_trip[next(c for c in counts if c != 0)] if any(counts) else first
-        out.append(replace(shown, message=f"{shown.message} (only when the run-time-bound loop runs {condition})"))
+    out = [q for (rule_id, _, _), by_trip in per_trip.items()
+           if (q := _quantified(host.rules.get(rule_id), by_trip, trips)) is not None]
     return out, errors
+
+
+def _quantified(rule: Any, by_trip: dict[int, Finding], trips: list[int]) -> Finding | None:
+    """One finding at one place, from what each simulated trip count showed there (see
+    `check_kernel_all_trips`): None when a performance claim does not hold for every count."""
+    first = next(iter(by_trip.values()))
+    if rule is not None and rule.category == "performance":
+        if len(by_trip) == len(trips) and len({f.message for f in by_trip.values()}) == 1:
+            return first        # holds for every count: a claim a user can act on
+        return None
+    if len(by_trip) == len(trips):
+        return first
+    counts = sorted(by_trip)
+    condition = describe_counts(counts, trips)
+    if counts == [0] and first.severity == Severity.ERROR:
+        return replace(first, severity=Severity.WARNING,
+                       message=f"{first.message} (if the run-time-bound loop can run zero times)")
+    shown = by_trip[next(c for c in counts if c != 0)] if any(counts) else first
+    return replace(shown, message=f"{shown.message} (only when the run-time-bound loop runs {condition})")
 
 
 def describe_counts(counts: list[int], simulated: list[int]) -> str:
@@ -259,21 +265,23 @@ def memory_budget(megabytes: float) -> Iterator[None]:
 
 
 def check_file(path: str, host: PluginHost, max_bytes: int, budget: float = DEFAULT_TIME_BUDGET,
-               memory: float = DEFAULT_MEMORY_BUDGET) -> tuple[FileResult, list[Finding], list[ToolError]]:
+               memory: float = DEFAULT_MEMORY_BUDGET,
+               enabled: frozenset[str] | None = None) -> tuple[FileResult, list[Finding], list[ToolError]]:
     source, problem = read_source(path, max_bytes)
     if problem is not None:         # never read (or not text): nothing to scan for suppressions
         return FileResult(path, False, error=problem.message, suppressions=()), [problem], []
-    return check_text(path, source or "", host, budget, memory)
+    return check_text(path, source or "", host, budget, memory, enabled)
 
 
 def check_text(path: str, source: str, host: PluginHost, budget: float = DEFAULT_TIME_BUDGET,
-               memory: float = DEFAULT_MEMORY_BUDGET) -> tuple[FileResult, list[Finding], list[ToolError]]:
+               memory: float = DEFAULT_MEMORY_BUDGET,
+               enabled: frozenset[str] | None = None) -> tuple[FileResult, list[Finding], list[ToolError]]:
     """`check_source` within the time and memory budgets (files and stdin alike): going over
     becomes an `analysis-limit` finding, the wall-clock backstop an `analysis-timeout` one."""
     started, wall_started = time.process_time(), time.monotonic()
     try:
         with time_budget(budget), memory_budget(memory):
-            result, findings, errors = check_source(path, source, host)
+            result, findings, errors = check_source(path, source, host, enabled)
         return (replace(result, suppressions=suppressions_in(source),
                         digest=hashlib.sha256(source.encode("utf-8")).hexdigest()), findings, errors)
     except (_OverBudget, MemoryError, RecursionError) as exc:
@@ -300,9 +308,13 @@ def _worker_init(disable: tuple[str, ...], plugin_config: tuple[tuple[str, str],
     _WORKER_HOST.configure({name: json.loads(table) for name, table in plugin_config})
 
 
-def _worker(args: tuple[str, int, float, float]):
+def _worker(args: tuple[str, int, float, float, frozenset[str] | None]):
     assert _WORKER_HOST is not None
-    return check_file(args[0], _WORKER_HOST, args[1], args[2], args[3])
+    return check_file(args[0], _WORKER_HOST, args[1], args[2], args[3], args[4])
+
+
+def _job(path: str, options: CheckOptions) -> tuple[str, int, float, float, frozenset[str] | None]:
+    return (path, options.max_bytes, options.time_budget, options.memory_budget, options.enabled)
 
 
 def _isolated(path: str, options: CheckOptions):
@@ -312,7 +324,7 @@ def _isolated(path: str, options: CheckOptions):
     try:
         with ProcessPoolExecutor(1, initializer=_worker_init,
                                  initargs=(options.disable, options.plugin_config)) as pool:
-            return pool.submit(_worker, (path, options.max_bytes, options.time_budget, options.memory_budget)).result()
+            return pool.submit(_worker, _job(path, options)).result()
     except BrokenProcessPool:
         finding = _file_finding(ANALYSIS_LIMIT, path, "the worker analysing this file died (a plugin or "
                                 "extension ended the process); this file's findings are missing")
@@ -334,15 +346,8 @@ def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions,
     # One report whatever order the paths came in (and each file once): byte-identical output.
     files = sorted(dict.fromkeys(files))
     report = Report(rules=dict(host.rules), errors=list(host.errors))
-    cached: dict[str, tuple] = {}
-    if cache is not None:
-        for f in files:
-            hit = cache.get(f)
-            if hit is not None:
-                cached[f] = hit
-        report.cached = len(cached)
-        if progress is not None and cached:
-            progress.advance(len(cached), "from the cache")
+    cached = _from_cache(files, cache, progress)
+    report.cached = len(cached) if cache is not None else 0
     todo = [f for f in files if f not in cached]
     # each file's stat before it is read: the cache's stat index is written only if it still holds
     before = {f: _snapshot(f) for f in todo} if cache is not None else {}
@@ -363,6 +368,16 @@ def run_check(files: Iterable[str], host: PluginHost, options: CheckOptions,
     return report
 
 
+def _from_cache(files: list[str], cache: ResultCache | None, progress: Any) -> dict[str, tuple]:
+    """The cached results of unchanged files (the progress advanced past them)."""
+    if cache is None:
+        return {}
+    cached = {f: hit for f in files if (hit := cache.get(f)) is not None}
+    if progress is not None and cached:
+        progress.advance(len(cached), "from the cache")
+    return cached
+
+
 def _analyse(files: list[str], host: PluginHost, options: CheckOptions) -> Iterator[tuple]:
     """Results of `check_file` for each file, in order: in this process or spread over workers."""
     cores = os.cpu_count() or 1
@@ -372,8 +387,7 @@ def _analyse(files: list[str], host: PluginHost, options: CheckOptions) -> Itera
         try:
             with ProcessPoolExecutor(jobs, initializer=_worker_init,
                                      initargs=(options.disable, options.plugin_config)) as pool:
-                args = [(f, options.max_bytes, options.time_budget, options.memory_budget) for f in files]
-                for result in pool.map(_worker, args, chunksize=4):
+                for result in pool.map(_worker, [_job(f, options) for f in files], chunksize=4):
                     done += 1
                     yield result
         except BrokenProcessPool:
@@ -383,7 +397,7 @@ def _analyse(files: list[str], host: PluginHost, options: CheckOptions) -> Itera
                 yield _isolated(f, options)
     else:
         for f in files:
-            yield check_file(f, host, options.max_bytes, options.time_budget, options.memory_budget)
+            yield check_file(f, host, options.max_bytes, options.time_budget, options.memory_budget, options.enabled)
 
 
 def dedupe(findings: Iterable[Finding]) -> list[Finding]:

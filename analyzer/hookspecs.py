@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    import argparse
-
+    from .checks import Check
     from .cuda.parser import ParsedFile
     from .findings import Finding, Rule
     from .model import KernelModel
+    from .options import SubParsers
 
 hookspec = pluggy.HookspecMarker("pipelint")
 
@@ -27,6 +27,17 @@ def pipelint_rules() -> Iterable[Rule]:  # type: ignore[empty-body]
 
     Called once when plugins are loaded.  Rule ids must be unique across all
     plugins; a clash is a usage error naming both plugins.
+    """
+
+
+@hookspec
+def pipelint_checks() -> Iterable[Check]:  # type: ignore[empty-body]
+    """Declare rules together with the code that reports them: one `pipelint.checks.Check`
+    (a `KernelCheck` or a `VariantCheck`) per rule.
+
+    Called once when plugins are loaded; each check's `rule` is declared as if returned by
+    `pipelint_rules`.  pipelint calls a check only when its rule is selected, so a run that
+    selects one rule computes only the analyses that rule needs.
     """
 
 
@@ -43,7 +54,7 @@ def pipelint_configure(config: dict[str, Any]) -> None:
 
 
 @hookspec
-def pipelint_add_commands(subparsers: argparse._SubParsersAction) -> None:
+def pipelint_add_commands(subparsers: SubParsers) -> None:
     """Add subcommands to the `pipelint` CLI (the GPU bench plugin adds `bench`).
 
     A command sets `func=callable(args, host) -> int` as a parser default; `host`

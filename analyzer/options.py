@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+SubParsers = argparse._SubParsersAction     # what `pipelint_add_commands` receives
+
 FORMATS: list[str] = ["text", "json", "sarif", "github"]   # filled from the plugin host's registry
 
 

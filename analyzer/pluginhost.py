@@ -12,6 +12,7 @@ stdout may be carrying a JSON or SARIF report.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import io
 import os
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from .checks import Check
     from .cuda.parser import ParsedFile
     from .model import KernelModel
 
@@ -53,6 +55,7 @@ def builtin_plugins() -> dict[str, str]:
         return {}
     return dict(data.get("project", {}).get("entry-points", {}).get(GROUP, {}))
 DISABLE_ENV = "PIPELINT_DISABLE_PLUGINS"
+Enabled = frozenset[str] | None      # the rule ids a run selects (None: every rule)
 
 
 
@@ -65,6 +68,7 @@ class PluginHost:
     errors: list[ToolError] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
     formats: dict[str, Callable[..., str]] = field(default_factory=dict)
+    checks: dict[str, Check] = field(default_factory=dict)     # rule id -> the check that reports it
 
     def plugin_names(self) -> list[str]:
         return sorted(name for name, _ in self.pm.list_name_plugin())
@@ -94,33 +98,61 @@ class PluginHost:
             if note is not None:
                 (self.errors if errors is None else errors).append(note)
 
-    def check_kernel(self, kernel: KernelModel, parsed: ParsedFile, path: str) -> tuple[list[Finding], list[ToolError]]:
-        return self._call("pipelint_check_kernel", dict(kernel=kernel, parsed=parsed, path=path))
+    def check_kernel(self, kernel: KernelModel, parsed: ParsedFile, path: str,
+                     enabled: Enabled = None) -> tuple[list[Finding], list[ToolError]]:
+        """Every selected check of one kernel (`enabled`: the rule ids selected, None: all)."""
+        where = f" in kernel {kernel.name}"
+        found = self._call("pipelint_check_kernel", dict(kernel=kernel, parsed=parsed, path=path), enabled, where)
+        return self._run_checks("kernel", lambda c: c.check(kernel, path), enabled, found, where, path)
 
-    def check_file(self, parsed: ParsedFile, path: str) -> tuple[list[Finding], list[ToolError]]:
-        return self._call("pipelint_check_file", dict(parsed=parsed, path=path))
+    def check_file(self, parsed: ParsedFile, path: str,
+                   enabled: Enabled = None) -> tuple[list[Finding], list[ToolError]]:
+        return self._call("pipelint_check_file", dict(parsed=parsed, path=path), enabled)
 
-    def check_variants(self, variants: list) -> tuple[list[Finding], list[ToolError]]:
-        return self._call("pipelint_check_variants", dict(variants=variants))
+    def check_variants(self, variants: list, enabled: Enabled = None) -> tuple[list[Finding], list[ToolError]]:
+        found = self._call("pipelint_check_variants", dict(variants=variants), enabled)
+        return self._run_checks("variants", lambda c: c.check(variants), enabled, found)
 
-    def _call(self, hook: str, kwargs: dict) -> tuple[list[Finding], list[ToolError]]:
+    def _wanted(self, plugin: str, enabled: Enabled) -> bool:
+        """Whether a plugin's hook runs: it declares a selected rule (or no rule at all)."""
+        if enabled is None:
+            return True
+        declared = [r for r, p in self.rule_plugin.items() if p == plugin]
+        return not declared or any(r in enabled for r in declared)
+
+    def _call(self, hook: str, kwargs: dict, enabled: Enabled = None,
+              where: str = "") -> tuple[list[Finding], list[ToolError]]:
         findings: list[Finding] = []
         errors: list[ToolError] = []
-        where = f" in kernel {kwargs['kernel'].name}" if "kernel" in kwargs else ""
         for impl in getattr(self.pm.hook, hook).get_hookimpls():
-            try:
-                with self.capturing(impl.plugin_name, where, kwargs.get("path"), errors):
-                    result = impl.function(**{a: kwargs[a] for a in impl.argnames})
-                produced = [_checked(f, impl.plugin_name, self.rules) for f in result or ()]
-                findings.extend(produced)
-            except (MemoryError, RecursionError):
-                raise               # the file's budget, not the plugin's bug: analysis-limit
-            except (Exception, SystemExit) as exc:  # noqa: BLE001 - isolation is the point
-                errors.append(ToolError(
-                    f"plugin {impl.plugin_name!r} crashed{where}: {type(exc).__name__}: {exc}",
-                    path=kwargs.get("path"), plugin=impl.plugin_name,
-                    detail="".join(traceback.format_exception(exc))))
+            if self._wanted(impl.plugin_name, enabled):
+                call = functools.partial(impl.function, **{a: kwargs[a] for a in impl.argnames})
+                self._isolated(impl.plugin_name, call, where, kwargs.get("path"), findings, errors)
         return findings, errors
+
+    def _run_checks(self, scope: str, run: Callable, enabled: Enabled, found: tuple[list[Finding], list[ToolError]],
+                    where: str = "", path: str | None = None) -> tuple[list[Finding], list[ToolError]]:
+        """The declared checks of `scope` whose rule is selected, each isolated like a hook."""
+        findings, errors = found
+        for check in self.checks.values():
+            if check.scope == scope and (enabled is None or check.id in enabled):
+                self._isolated(self.rule_plugin[check.id], functools.partial(run, check), where, path, findings, errors)
+        return findings, errors
+
+    def _isolated(self, plugin: str, call: Callable, where: str, path: str | None,
+                  findings: list[Finding], errors: list[ToolError]) -> None:
+        """Run one plugin call with its output captured; a crash becomes a `ToolError` naming
+        the plugin, a malformed finding fails that call only."""
+        try:
+            with self.capturing(plugin, where, path, errors):
+                result = call()
+            findings.extend(_checked(f, plugin, self.rules) for f in list(result or ()))
+        except (MemoryError, RecursionError):
+            raise               # the file's budget, not the plugin's bug: analysis-limit
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - isolation is the point
+            errors.append(ToolError(
+                f"plugin {plugin!r} crashed{where}: {type(exc).__name__}: {exc}",
+                path=path, plugin=plugin, detail="".join(traceback.format_exception(exc))))
 
 
 EXCERPT = 100        # characters of captured output quoted in the notification (all of it in `detail`)
@@ -385,6 +417,7 @@ def load_plugins(disable: Iterable[str] = (), extra_modules: Iterable[object] = 
         host.rules[rule.id] = rule
         host.rule_plugin[rule.id] = "pipelint"
     _collect_rules(host)
+    _collect_checks(host)
     _collect_formats(host)
     return host
 
@@ -442,6 +475,37 @@ def _collect_rules(host: PluginHost) -> None:
                                  f"plugin {impl.plugin_name!r}")
             host.rules[rule.id] = rule
             host.rule_plugin[rule.id] = impl.plugin_name
+
+
+def _collect_checks(host: PluginHost) -> None:
+    """Each plugin's `pipelint_checks`: the check of each rule, and its rule declared (unless the
+    plugin's `pipelint_rules` declares it too)."""
+    from .checks import Check
+
+    for impl in host.pm.hook.pipelint_checks.get_hookimpls():
+        plugin = impl.plugin_name
+        try:
+            with host.capturing(plugin, " while declaring checks"):
+                checks = list(impl.function() or ())  # type: ignore[call-overload]
+        except (Exception, SystemExit) as exc:  # noqa: BLE001
+            host.errors.append(ToolError(f"plugin {plugin!r} failed to declare checks: {exc}", plugin=plugin))
+            continue
+        for check in checks:
+            rule = getattr(check, "rule", None)
+            if not isinstance(check, Check) or not isinstance(rule, Rule):
+                host.errors.append(ToolError(f"plugin {plugin!r} declares {type(check).__name__} {check!r:.80} "
+                                             f"in pipelint_checks, not a pipelint Check with a Rule", plugin=plugin))
+                continue
+            _declare_check(host, plugin, check, rule)
+
+
+def _declare_check(host: PluginHost, plugin: str, check: Check, rule: Rule) -> None:
+    other = host.rule_plugin.get(rule.id)
+    if other is not None and (other != plugin or rule.id in host.checks):
+        raise UsageError(f"rule id {rule.id!r} is declared by both plugin {other!r} and plugin {plugin!r}")
+    host.rules[rule.id] = rule
+    host.rule_plugin[rule.id] = plugin
+    host.checks[rule.id] = check
 
 
 def get_rule(host: PluginHost, rule_id: str) -> Rule | None:

@@ -9,48 +9,110 @@ barrier only some threads reach is a hang.
 from __future__ import annotations
 
 from pipelint import hookimpl
-from pipelint.checks import hazards_for, make_finding, rules_by_id
+from pipelint.checks import KernelCheck, make_finding
 from pipelint.cuda import ast as A
-from pipelint.cuda.parser import ParsedFile
 from pipelint.findings import Finding, Rule, Severity
 from pipelint.model import KernelModel
+from pipelint.model.cpasync import Hazard
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
 from pipelint.model.placement import point, statement_after, statement_before
 from pipelint.model.threads import describe, members, span
 from pipelint.model.trace import Event
 
-RULES = (
-    Rule("missing-barrier", "MissingBarrier",
-         "Cross-thread shared-memory hazard with no __syncthreads between",
-         "A thread reads data that other threads' async copies filled with no block barrier "
-         "after the wait (RAW), or a copy overwrites a slot other threads may still read with "
-         "no barrier after their reads (WAR).",
-         Severity.ERROR, "Put `__syncthreads()` after `cp_async_wait<N>` and before the next copy "
-         "into a slot that was just read.", ("correctness", "race"),
-         rationale="cp.async completion is per thread; other threads see the data only after a block barrier "
-                   "that follows the wait (RAW). Before re-filling a slot, every thread must be done reading it "
-                   "(WAR). Each of these needs a `__syncthreads` in the right place."),
-    Rule("divergent-barrier", "DivergentBarrier",
-         "__syncthreads under thread-dependent control flow",
-         "A block barrier that only some threads of the block reach never completes "
-         "(undefined behaviour; in practice a hang or silent corruption).",
-         Severity.ERROR, "Hoist the barrier out of the branch, or use a named barrier "
-         "(`bar.sync id, n`) for the participating threads.", ("correctness", "hang"),
-         rationale="`__syncthreads` must be reached by every thread of the block; under a `threadIdx` branch it "
-                   "hangs or corrupts the barrier state."),
-    Rule("redundant-barrier", "RedundantBarrier",
-         "__syncthreads orders no shared-memory hazard",
-         "Removing this barrier creates no RAW or WAR hazard on shared memory that another barrier "
-         "does not already order. In the steady-state loop it stalls the block every iteration: "
-         "a barrier on the critical path.",
-         Severity.WARNING, "Remove it, or merge it with the neighbouring barrier.",
-         ("performance", "pipeline"),
-         rationale="Every `__syncthreads` in the steady-state loop stalls the whole block once per iteration. A "
-                   "barrier that orders no hazard is pure latency on the critical path; the seed document's "
-                   "criterion is that barriers per iteration must not grow with num_stages."),
-)
-_R = rules_by_id(RULES)
+
+class MissingBarrier(KernelCheck):
+    """A cross-thread RAW or WAR on a pipelined slot with no block barrier between."""
+
+    rule = Rule(
+        "missing-barrier", "MissingBarrier",
+        "Cross-thread shared-memory hazard with no __syncthreads between",
+        "A thread reads data that other threads' async copies filled with no block barrier "
+        "after the wait (RAW), or a copy overwrites a slot other threads may still read with "
+        "no barrier after their reads (WAR).",
+        Severity.ERROR, "Put `__syncthreads()` after `cp_async_wait<N>` and before the next copy "
+        "into a slot that was just read.", ("correctness", "race"),
+        rationale="cp.async completion is per thread; other threads see the data only after a block barrier "
+                  "that follows the wait (RAW). Before re-filling a slot, every thread must be done reading it "
+                  "(WAR). Each of these needs a `__syncthreads` in the right place.")
+    hazards = (H.RAW_UNSYNCED, H.WAR_UNSYNCED)
+    analyses = ("cp_async",)
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        return [self._raw(kernel, path, h) if h.kind == H.RAW_UNSYNCED else self._war(kernel, path, h)
+                for h in self.hazards_in(kernel)]
+
+    def _raw(self, kernel: KernelModel, path: str, h: Hazard) -> Finding:
+        related = [(h.second.node, f"read of {h.buffer} slot {h.slot} (iteration {h.second.where})"),
+                   (h.first.node, f"async copy into {h.buffer} slot {h.slot}")]
+        if h.wait is not None:
+            related.insert(0, (h.wait.node, "the wait that completes the copy"))
+        spot = _barrier_spot(kernel, h.first.node, h.second.node, h.wait)
+        return self.finding(
+            path, kernel, h.second.node,
+            f"missing __syncthreads: RAW on {h.buffer} slot {h.slot}, read at line "
+            f"{h.second.node.span.line} (iteration {h.second.where}) with no barrier after the cp.async "
+            f"wait, so other threads' copies may not be visible", related,
+            help=f"insert __syncthreads(); before line {spot.span.line}"
+                 + (f" (after the wait at line {h.wait.node.span.line})" if h.wait is not None else ""),
+            at=point(spot), severity=_undecided(h))
+
+    def _war(self, kernel: KernelModel, path: str, h: Hazard) -> Finding:
+        spot = _barrier_spot(kernel, h.first.node, h.second.node, None)
+        return self.finding(
+            path, kernel, h.second.node,
+            f"missing __syncthreads: WAR on {h.buffer} slot {h.slot}, cp.async at line "
+            f"{h.second.node.span.line} (iteration {h.second.where}) overwrites data other threads "
+            f"may still be reading, with no barrier since the read",
+            [(h.second.node, f"the overwriting cp.async into {h.buffer} slot {h.slot}"),
+             (h.first.node, f"read of {h.buffer} slot {h.slot} (iteration {h.first.where})")],
+            help=f"insert __syncthreads(); before line {spot.span.line} (after the last read of "
+                 f"{h.buffer} at line {h.first.node.span.line}, before the copy)",
+            at=point(spot), severity=_undecided(h))
+
+
+class DivergentBarrier(KernelCheck):
+    """A block barrier that not every thread of the block reaches (see `_divergent`)."""
+
+    rule = Rule(
+        "divergent-barrier", "DivergentBarrier",
+        "__syncthreads under thread-dependent control flow",
+        "A block barrier that only some threads of the block reach never completes "
+        "(undefined behaviour; in practice a hang or silent corruption).",
+        Severity.ERROR, "Hoist the barrier out of the branch, or use a named barrier "
+        "(`bar.sync id, n`) for the participating threads.", ("correctness", "hang"),
+        rationale="`__syncthreads` must be reached by every thread of the block; under a `threadIdx` branch it "
+                  "hangs or corrupts the barrier state.")
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        return _divergent(kernel, path)
+
+
+class RedundantBarrier(KernelCheck):
+    """A block barrier whose removal adds no hazard (one that is also divergent is reported as
+    that, not as this)."""
+
+    rule = Rule(
+        "redundant-barrier", "RedundantBarrier",
+        "__syncthreads orders no shared-memory hazard",
+        "Removing this barrier creates no RAW or WAR hazard on shared memory that another barrier "
+        "does not already order. In the steady-state loop it stalls the block every iteration: "
+        "a barrier on the critical path.",
+        Severity.WARNING, "Remove it, or merge it with the neighbouring barrier.",
+        ("performance", "pipeline"),
+        rationale="Every `__syncthreads` in the steady-state loop stalls the whole block once per iteration. A "
+                  "barrier that orders no hazard is pure latency on the critical path; the seed document's "
+                  "criterion is that barriers per iteration must not grow with num_stages.")
+    analyses = ("cp_async", "races")
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        skip = {(f.location.line, f.location.column) for f in _divergent(kernel, path)}
+        return _redundant(kernel, path, skip)
+
+
+CHECKS = (MissingBarrier(), DivergentBarrier(), RedundantBarrier())
+RULES = tuple(c.rule for c in CHECKS)
+_R = {c.id: c.rule for c in CHECKS}
 
 
 @hookimpl
@@ -59,40 +121,13 @@ def pipelint_rules() -> tuple[Rule, ...]:
 
 
 @hookimpl
-def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> list[Finding]:
-    out = []
-    for h in hazards_for(kernel, RULES):
-        undecided = None if h.certain else Severity.NOTE    # whether other threads meet is unknown
-        if h.kind == H.RAW_UNSYNCED:
-            related = [(h.second.node, f"read of {h.buffer} slot {h.slot} (iteration {h.second.where})"),
-                       (h.first.node, f"async copy into {h.buffer} slot {h.slot}")]
-            if h.wait is not None:
-                related.insert(0, (h.wait.node, "the wait that completes the copy"))
-            spot = _barrier_spot(kernel, h.first.node, h.second.node, h.wait)
-            out.append(make_finding(
-                _R["missing-barrier"], path, kernel, h.second.node,
-                f"missing __syncthreads: RAW on {h.buffer} slot {h.slot}, read at line "
-                f"{h.second.node.span.line} (iteration {h.second.where}) with no barrier after the cp.async "
-                f"wait, so other threads' copies may not be visible", related,
-                help=f"insert __syncthreads(); before line {spot.span.line}"
-                     + (f" (after the wait at line {h.wait.node.span.line})" if h.wait is not None else ""),
-                at=point(spot), severity=undecided))
-        elif h.kind == H.WAR_UNSYNCED:
-            spot = _barrier_spot(kernel, h.first.node, h.second.node, None)
-            out.append(make_finding(
-                _R["missing-barrier"], path, kernel, h.second.node,
-                f"missing __syncthreads: WAR on {h.buffer} slot {h.slot}, cp.async at line "
-                f"{h.second.node.span.line} (iteration {h.second.where}) overwrites data other threads "
-                f"may still be reading, with no barrier since the read",
-                [(h.second.node, f"the overwriting cp.async into {h.buffer} slot {h.slot}"),
-                 (h.first.node, f"read of {h.buffer} slot {h.slot} (iteration {h.first.where})")],
-                help=f"insert __syncthreads(); before line {spot.span.line} (after the last read of "
-                     f"{h.buffer} at line {h.first.node.span.line}, before the copy)",
-                at=point(spot), severity=undecided))
-    divergent = _divergent(kernel, path)
-    out.extend(divergent)
-    out.extend(_redundant(kernel, path, {(f.location.line, f.location.column) for f in divergent}))
-    return out
+def pipelint_checks() -> tuple[KernelCheck, ...]:
+    return CHECKS
+
+
+def _undecided(h: Hazard) -> Severity | None:
+    """A note where whether other threads meet is unknown."""
+    return None if h.certain else Severity.NOTE
 
 
 def _barrier_spot(kernel: KernelModel, first: A.Node, second: A.Node, wait: Event | None) -> A.Node:

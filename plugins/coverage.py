@@ -9,32 +9,52 @@ named in a note, never turned into an error.
 from __future__ import annotations
 
 from pipelint import hookimpl
-from pipelint.checks import make_finding, rules_by_id
-from pipelint.cuda.parser import ParsedFile
+from pipelint.checks import KernelCheck
 from pipelint.findings import Finding, Rule, Severity
 from pipelint.model import KernelModel
 
-RULES = (
-    Rule("unknown-intrinsic", "UnknownIntrinsic",
-         "TileLang intrinsic unknown to the kernel model",
-         "The kernel calls a `tl::` function that pipelint's intrinsics table does not describe. "
-         "If it touches shared memory or synchronises, the pipeline checks cannot see it; shared "
-         "pointers passed to it are treated as possible reads and writes.",
-         Severity.NOTE, "Nothing to fix in the kernel; report the intrinsic so pipelint learns it.",
-         ("coverage",),
-         rationale="A linter that silently skips what it does not understand gives a clean report on a kernel "
-                   "it never checked. Naming the call says exactly where the analysis has a hole."),
-    Rule("implausible-value", "ImplausibleValue",
-         "A count in the kernel is outside what CUDA allows",
-         "A thread count, mbarrier arrival count or similar value read from the kernel is negative, "
-         "zero or beyond the hardware's limits. pipelint analyses the kernel with the value bounded "
-         "(and says so) instead of simulating what cannot run.",
-         Severity.WARNING, "Fix the value; the kernel cannot launch or its barrier never completes.",
-         ("correctness", "coverage"),
-         rationale="Simulating a 100-million-thread block or a barrier that needs -1 arrivals would only "
-                   "hang the analysis; saying what was bounded keeps the rest of the report exact."),
-)
-_R = rules_by_id(RULES)
+
+class UnknownIntrinsic(KernelCheck):
+    """Each `tl::` call the intrinsics table does not describe."""
+
+    rule = Rule(
+        "unknown-intrinsic", "UnknownIntrinsic",
+        "TileLang intrinsic unknown to the kernel model",
+        "The kernel calls a `tl::` function that pipelint's intrinsics table does not describe. "
+        "If it touches shared memory or synchronises, the pipeline checks cannot see it; shared "
+        "pointers passed to it are treated as possible reads and writes.",
+        Severity.NOTE, "Nothing to fix in the kernel; report the intrinsic so pipelint learns it.",
+        ("coverage",),
+        rationale="A linter that silently skips what it does not understand gives a clean report on a kernel "
+                  "it never checked. Naming the call says exactly where the analysis has a hole.")
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        return [self.finding(path, kernel, node,
+                             f"{name} is not in pipelint's intrinsics table: its effect on shared memory "
+                             f"and barriers is not modelled")
+                for name, node in sorted(kernel.trace.unknown.items())]
+
+
+class ImplausibleValue(KernelCheck):
+    """Each value the model bounded because CUDA does not allow it."""
+
+    rule = Rule(
+        "implausible-value", "ImplausibleValue",
+        "A count in the kernel is outside what CUDA allows",
+        "A thread count, mbarrier arrival count or similar value read from the kernel is negative, "
+        "zero or beyond the hardware's limits. pipelint analyses the kernel with the value bounded "
+        "(and says so) instead of simulating what cannot run.",
+        Severity.WARNING, "Fix the value; the kernel cannot launch or its barrier never completes.",
+        ("correctness", "coverage"),
+        rationale="Simulating a 100-million-thread block or a barrier that needs -1 arrivals would only "
+                  "hang the analysis; saying what was bounded keeps the rest of the report exact.")
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        return [self.finding(path, kernel, node, message) for node, message in kernel.implausible]
+
+
+CHECKS = (UnknownIntrinsic(), ImplausibleValue())
+RULES = tuple(c.rule for c in CHECKS)
 
 
 @hookimpl
@@ -43,10 +63,5 @@ def pipelint_rules() -> tuple[Rule, ...]:
 
 
 @hookimpl
-def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> list[Finding]:
-    return [make_finding(_R["unknown-intrinsic"], path, kernel, node,
-                         f"{name} is not in pipelint's intrinsics table: its effect on shared memory "
-                         f"and barriers is not modelled")
-            for name, node in sorted(kernel.trace.unknown.items())] + [
-        make_finding(_R["implausible-value"], path, kernel, node, message)
-        for node, message in kernel.implausible]
+def pipelint_checks() -> tuple[KernelCheck, ...]:
+    return CHECKS

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from pipelint import hookimpl
-from pipelint.checks import rules_by_id
+from pipelint.checks import VariantCheck
 from pipelint.findings import Finding, Location, Rule, Severity
 from pipelint.lowering.sweep import LoweredVariant
 from pipelint.model.intrinsics import EventKind as K
@@ -28,40 +28,84 @@ SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_87": 163 * 1024, "sm_
               "sm_90": 227 * 1024, "sm_90a": 227 * 1024, "sm_100": 227 * 1024, "sm_100a": 227 * 1024,
               "sm_120": 99 * 1024}
 
-RULES = (
-    Rule("planner-stages", "PlannerStages", "Pipeline plan breaks the planner's invariants",
-         "The software_pipeline_stage / order annotations PipelinePlanning wrote do not have the shape "
-         "its algorithm produces for this num_stages.", Severity.ERROR,
-         "Report it with the kernel: the lowering is not what TileLang's planner intends.",
-         ("correctness", "planner"),
-         rationale="The stage/order annotations are what InjectSoftwarePipeline materialises; a plan outside "
-                   "the planner's own shape means the lowering is not what num_stages asked for."),
-    Rule("ir-cuda-mismatch", "IrCudaMismatch", "Generated CUDA disagrees with the IR's pipeline",
-         "The version dimension or wait depth in the CUDA is not what the IR's pipeline says.",
-         Severity.ERROR, "Compare the IR after InjectSoftwarePipeline with the CUDA (--trace).",
-         ("correctness", "pipeline"),
-         rationale="The generated CUDA must implement the IR's pipeline: as many slots as versions and a wait "
-                   "that keeps versions-1 stages in flight."),
-    Rule("stage-trend", "StageTrend", "A pipeline fact moves the wrong way as num_stages grows",
-         "Across variants of one kernel, versions and in-flight depth should grow with num_stages and "
-         "block barriers per steady-state iteration stay flat; a barrier count that grows means a "
-         "barrier landed on the critical path.", Severity.WARNING,
-         "Diff the variants (`pipelint diff`) and look at the barriers in the loop.",
-         ("performance", "pipeline"),
-         rationale="More stages should buy more versions and more groups in flight, at a flat barrier count; "
-                   "anything else means num_stages is not doing what it should."),
-    Rule("shared-memory-budget", "SharedMemoryBudget", "Variant needs more shared memory than a block may have",
-         "The static shared-memory footprint exceeds the architecture's per-block limit (sm_80: 163 KB, "
-         "sm_90: 227 KB), so the kernel cannot launch.", Severity.ERROR,
-         "Lower num_stages or the tile sizes.", ("resources",),
-         rationale="Each stage multiplies the pipelined buffers; past the per-block limit the kernel cannot "
-                   "launch at all."),
-    Rule("lowering-failed", "LoweringFailed", "TileLang could not lower this variant",
-         "Lowering failed, hung or crashed; the message is TileLang's own.", Severity.ERROR,
-         "Read TileLang's message; try --trace to see the pass that failed.", ("tool",),
-         rationale="A variant that does not lower cannot be compared or benchmarked."),
-)
-_R = rules_by_id(RULES)
+class PlannerStages(VariantCheck):
+    """Each loop's stage/order plan against the shape the planner produces for its num_stages."""
+
+    rule = Rule(
+        "planner-stages", "PlannerStages", "Pipeline plan breaks the planner's invariants",
+        "The software_pipeline_stage / order annotations PipelinePlanning wrote do not have the shape "
+        "its algorithm produces for this num_stages.", Severity.ERROR,
+        "Report it with the kernel: the lowering is not what TileLang's planner intends.",
+        ("correctness", "planner"),
+        rationale="The stage/order annotations are what InjectSoftwarePipeline materialises; a plan outside "
+                  "the planner's own shape means the lowering is not what num_stages asked for.")
+    def check(self, variants: list[LoweredVariant]) -> list[Finding]:
+        return [f for v in variants if v.ok for f in _planner(v)]
+
+
+class IrCudaMismatch(VariantCheck):
+    """The IR's versions, wait depth and TMA boxes against what the CUDA does."""
+
+    rule = Rule(
+        "ir-cuda-mismatch", "IrCudaMismatch", "Generated CUDA disagrees with the IR's pipeline",
+        "The version dimension or wait depth in the CUDA is not what the IR's pipeline says.",
+        Severity.ERROR, "Compare the IR after InjectSoftwarePipeline with the CUDA (--trace).",
+        ("correctness", "pipeline"),
+        rationale="The generated CUDA must implement the IR's pipeline: as many slots as versions and a wait "
+                  "that keeps versions-1 stages in flight.")
+    def check(self, variants: list[LoweredVariant]) -> list[Finding]:
+        return [f for v in variants if v.ok for f in _ir_vs_cuda(v)]
+
+
+class StageTrend(VariantCheck):
+    """Versions, in-flight depth and barriers per iteration across the num_stages of one arch."""
+
+    rule = Rule(
+        "stage-trend", "StageTrend", "A pipeline fact moves the wrong way as num_stages grows",
+        "Across variants of one kernel, versions and in-flight depth should grow with num_stages and "
+        "block barriers per steady-state iteration stay flat; a barrier count that grows means a "
+        "barrier landed on the critical path.", Severity.WARNING,
+        "Diff the variants (`pipelint diff`) and look at the barriers in the loop.",
+        ("performance", "pipeline"),
+        rationale="More stages should buy more versions and more groups in flight, at a flat barrier count; "
+                  "anything else means num_stages is not doing what it should.")
+    def check(self, variants: list[LoweredVariant]) -> list[Finding]:
+        return _trends(variants)
+
+
+class SharedMemoryBudget(VariantCheck):
+    """Each variant's shared memory against its arch's per-block limit."""
+
+    rule = Rule(
+        "shared-memory-budget", "SharedMemoryBudget", "Variant needs more shared memory than a block may have",
+        "The static shared-memory footprint exceeds the architecture's per-block limit (sm_80: 163 KB, "
+        "sm_90: 227 KB), so the kernel cannot launch.", Severity.ERROR,
+        "Lower num_stages or the tile sizes.", ("resources",),
+        rationale="Each stage multiplies the pipelined buffers; past the per-block limit the kernel cannot "
+                  "launch at all.")
+    def check(self, variants: list[LoweredVariant]) -> list[Finding]:
+        return [f for v in variants if v.ok for f in _budget(v)]
+
+
+class LoweringFailed(VariantCheck):
+    """A variant TileLang could not lower, with TileLang's message."""
+
+    rule = Rule(
+        "lowering-failed", "LoweringFailed", "TileLang could not lower this variant",
+        "Lowering failed, hung or crashed; the message is TileLang's own.", Severity.ERROR,
+        "Read TileLang's message; try --trace to see the pass that failed.", ("tool",),
+        rationale="A variant that does not lower cannot be compared or benchmarked.")
+    at_loop = False         # about the kernel, not its pipeline plan
+
+    def check(self, variants: list[LoweredVariant]) -> list[Finding]:
+        return [_finding("lowering-failed", v, f"{v.arch} num_stages={v.num_stages}: {v.error}")
+                for v in variants if not v.ok]
+
+
+RULES = tuple(c.rule for c in (PlannerStages, IrCudaMismatch, StageTrend, SharedMemoryBudget, LoweringFailed))
+# each variant's findings in the order the sweep always gave them: plan, IR vs CUDA, budget, then trends
+CHECKS = (LoweringFailed(), PlannerStages(), IrCudaMismatch(), SharedMemoryBudget(), StageTrend())
+_R = {r.id: r for r in RULES}
 
 
 @hookimpl
@@ -69,23 +113,14 @@ def pipelint_rules() -> tuple[Rule, ...]:
     return RULES
 
 
+@hookimpl
+def pipelint_checks() -> tuple[VariantCheck, ...]:
+    return CHECKS
+
+
 def _finding(rule_id: str, v, message: str, severity=None) -> Finding:
     rule = _R[rule_id]
     return Finding(rule.id, severity or rule.severity, message, Location(v.location_path, 1, 1), kernel=v.kernel)
-
-
-@hookimpl
-def pipelint_check_variants(variants: list[LoweredVariant]) -> list[Finding]:
-    out = []
-    for v in variants:
-        if not v.ok:
-            out.append(_finding("lowering-failed", v, f"{v.arch} num_stages={v.num_stages}: {v.error}"))
-            continue
-        out.extend(_planner(v))
-        out.extend(_ir_vs_cuda(v))
-        out.extend(_budget(v))
-    out.extend(_trends(variants))
-    return out
 
 
 def _planner(v):
@@ -206,22 +241,25 @@ def _trends(variants):
     for v in variants:
         if v.ok and v.model is not None and v.num_stages >= 1:
             by_arch[v.arch].append(v)
+    return [f for arch, vs in by_arch.items() for f in _arch_trends(arch, sorted(vs, key=lambda v: v.num_stages))]
+
+
+def _arch_trends(arch: str, vs: list) -> list[Finding]:
+    """The trends of one arch's variants, in num_stages order."""
     out = []
-    for arch, vs in by_arch.items():
-        vs.sort(key=lambda v: v.num_stages)
-        for a, b in zip(vs, vs[1:]):
-            if b.max_versions < a.max_versions:
-                out.append(_finding("stage-trend", b, f"{arch}: versions fall from {a.max_versions} at "
-                                    f"num_stages={a.num_stages} to {b.max_versions} at {b.num_stages}"))
-            if a.in_flight is not None and b.in_flight is not None and b.in_flight < a.in_flight:
-                out.append(_finding("stage-trend", b, f"{arch}: in-flight depth falls from {a.in_flight} to "
-                                    f"{b.in_flight} as num_stages goes {a.num_stages} -> {b.num_stages}"))
-        counted = [v for v in vs if v.barriers_per_iteration is not None]
-        if len(counted) >= 3:
-            counts = [v.barriers_per_iteration for v in counted]
-            if all(x < y for x, y in zip(counts, counts[1:])):
-                last = counted[-1]
-                out.append(_finding("stage-trend", last, f"{arch}: block barriers per steady-state iteration "
-                                    f"grow with num_stages ({counts} for num_stages "
-                                    f"{[v.num_stages for v in counted]}): a barrier is on the critical path"))
+    for a, b in zip(vs, vs[1:]):
+        if b.max_versions < a.max_versions:
+            out.append(_finding("stage-trend", b, f"{arch}: versions fall from {a.max_versions} at "
+                                f"num_stages={a.num_stages} to {b.max_versions} at {b.num_stages}"))
+        if a.in_flight is not None and b.in_flight is not None and b.in_flight < a.in_flight:
+            out.append(_finding("stage-trend", b, f"{arch}: in-flight depth falls from {a.in_flight} to "
+                                f"{b.in_flight} as num_stages goes {a.num_stages} -> {b.num_stages}"))
+    counted = [v for v in vs if v.barriers_per_iteration is not None]
+    if len(counted) >= 3:
+        counts = [v.barriers_per_iteration for v in counted]
+        if all(x < y for x, y in zip(counts, counts[1:])):
+            last = counted[-1]
+            out.append(_finding("stage-trend", last, f"{arch}: block barriers per steady-state iteration "
+                                f"grow with num_stages ({counts} for num_stages "
+                                f"{[v.num_stages for v in counted]}): a barrier is on the critical path"))
     return out

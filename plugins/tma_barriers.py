@@ -9,101 +9,329 @@ load race with the reads of the slot it overwrites.
 from __future__ import annotations
 
 from pipelint import hookimpl
-from pipelint.checks import make_finding, rules_by_id
+from pipelint.checks import KernelCheck, make_finding
 from pipelint.cuda import ast as A
-from pipelint.cuda.parser import ParsedFile
 from pipelint.findings import Finding, Rule, Severity
 from pipelint.model import Event, KernelModel
+from pipelint.model.intrinsics import EXPECT_KINDS
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import IssueKind as I
 from pipelint.model.mbarrier import ProtocolIssue
 from pipelint.model.placement import after_in_loop, point, statement_after, statement_of
 
-RULES = (
-    Rule("mbarrier-arrival-count", "MBarrierArrivalCount",
-         "mbarrier init count differs from the arrivals per phase",
-         "`bar.init(n)` says how many arrivals complete a phase; the threads that arrive per use "
-         "(one elected thread, or a whole warp group) do not add up to n, so phases complete "
-         "early (race) or never (hang).",
-         Severity.ERROR, "Initialise the barrier with the number of threads that arrive per phase.",
-         ("correctness", "mbarrier"),
-         rationale="A phase completes after exactly `init(n)` arrivals. If a whole warp group arrives where one "
-                   "elected thread was expected (or the reverse), phases complete early (race) or never (hang)."),
-    Rule("mbarrier-tx-bytes", "MBarrierTxBytes",
-         "expect_tx bytes differ from the bytes the TMA loads deliver",
-         "The transaction count announced with `expect_transaction`/`arrive_and_expect_tx` must "
-         "equal the bytes of the TMA copies that signal the barrier in that phase.",
-         Severity.ERROR, "Announce exactly the bytes of the TMA boxes loaded per stage.",
-         ("correctness", "tma"),
-         rationale="The full barrier's phase completes when the announced transaction bytes have landed. "
-                   "Announcing fewer bytes than the TMA boxes deliver releases consumers before the tile is "
-                   "complete; announcing more hangs."),
-    Rule("mbarrier-deadlock", "MBarrierDeadlock",
-         "mbarrier wait can never complete",
-         "Simulating the producer and consumer roles, a `wait(parity)` blocks forever: the parity "
-         "is off by one phase (the producer's first wait on an empty slot must pass on the initial "
-         "phase, `^ 1`), or nobody arrives on the barrier.",
-         Severity.ERROR, "Flip the parity, or add the missing arrive.", ("correctness", "hang"),
-         rationale="Parities encode which phase a wait expects. The producer's first wait on an empty slot must "
-                   "pass on the initial phase (`^ 1`); an off-by-one parity or a missing arrive makes both "
-                   "roles wait for each other forever."),
-    Rule("tma-read-before-wait", "TmaReadBeforeWait",
-         "Shared memory read before the TMA load into it is waited for",
-         "A slot written by a TMA load is read before a wait that observed the mbarrier phase the "
-         "load completes.",
-         Severity.ERROR, "Wait on the slot's full barrier with the right parity before reading.",
-         ("correctness", "tma"),
-         rationale="TMA writes shared memory asynchronously; only a wait that observed the phase the load "
-                   "completes makes the tile safe to read."),
-    Rule("mbarrier-release", "MBarrierRelease",
-         "TMA load overwrites a slot its readers have not released",
-         "Before the producer reuses a slot, every consumer must arrive on the slot's empty "
-         "barrier after its last read, and the producer must wait for that phase.",
-         Severity.ERROR, "Arrive on the empty barrier after the last read; wait on it before the "
-         "next load into the slot.", ("correctness", "tma"),
-         rationale="In a warp-specialized pipeline the consumers' arrive on the empty barrier is the only thing "
-                   "that tells the producer a slot can be overwritten."),
-    Rule("tma-store-fence", "TmaStoreFence",
-         "TMA store reads shared memory written without fence_proxy_async",
-         "Stores into shared memory by threads (st.shared, stmatrix) belong to the generic proxy; a "
-         "TMA store reads through the async proxy and may see stale bytes unless a "
-         "`fence.proxy.async` orders the two after the writes.", Severity.ERROR,
-         "Emit `tl::fence_proxy_async()` after the writes (and the barrier that gathers them) and "
-         "before `tl::tma_store`.", ("correctness", "tma"),
-         rationale="The epilogue of a warp-specialized kernel gathers the tile in shared memory with ordinary "
-                   "stores (stmatrix) and hands it to the TMA unit; without a proxy fence the async proxy may "
-                   "read the tile before those stores are visible to it."),
-    Rule("mbarrier-not-analyzed", "MBarrierNotAnalyzed",
-         "mbarrier protocol shared across the CTAs of a cluster is not checked",
-         "Remote arrivals (`bar.arrive(cta_id)`), 2-CTA tcgen05 commits and multicast or 2-SM "
-         "TMA loads complete phases from other CTAs of the cluster; pipelint simulates one CTA, "
-         "so it assumes those barriers' counts, bytes and parities hold instead of guessing.",
-         Severity.NOTE, "Nothing to fix: review cluster-scope barriers by hand or run "
-         "compute-sanitizer synccheck.", ("coverage", "mbarrier"),
-         rationale="2-CTA (cluster) kernels complete mbarrier phases from both CTAs; simulating one CTA would "
-                   "turn every peer arrival into a false hang. The note records what was not checked instead of "
-                   "guessing."),
-    Rule("mbarrier-init-fence", "MBarrierInitFence",
-         "mbarrier used before fence_barrier_init and a block barrier",
-         "mbarrier initialisation must be made visible to the async proxy "
-         "(`fence_barrier_init`) and to all threads (`__syncthreads`) before first use.",
-         Severity.ERROR, "Emit `tl::fence_barrier_init(); __syncthreads();` after the inits.",
-         ("correctness", "mbarrier"),
-         rationale="mbarrier initialisation is a generic-proxy write; the TMA unit (async proxy) and the other "
-                   "threads see it only after `fence_barrier_init` and a block barrier."),
-)
-_R = rules_by_id(RULES)
-_KIND_RULE = {
-    I.ARRIVAL_COUNT: "mbarrier-arrival-count",
-    I.TX_BYTES: "mbarrier-tx-bytes",
-    I.DEADLOCK: "mbarrier-deadlock",
-    I.RAW: "tma-read-before-wait",
-    I.WAR_UNRELEASED: "mbarrier-release",
-    I.WAR_UNOBSERVED: "mbarrier-release",
-    I.WAR_UNCONSUMED: "mbarrier-release",
-    I.INIT_FENCE: "mbarrier-init-fence",
-    I.UNANALYZED: "mbarrier-not-analyzed",
-}
+
+class _ProtocolCheck(KernelCheck):
+    """A rule that reports the mbarrier protocol simulation's issues of its `hazards` kinds:
+    `message` and `help` word one issue; `report` may move the finding to where the fix goes."""
+
+    analyses = ("mbarrier",)
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        return [self.report(kernel, path, i) for i in kernel.mbarrier.issues if i.kind in self.hazards]
+
+    def report(self, kernel: KernelModel, path: str, issue: ProtocolIssue) -> Finding:
+        related = [(e.node, _related(kernel, e, what)) for e, what in issue.related]
+        return self.finding(path, kernel, issue.event.node, self.message(kernel, issue), related,
+                            help=self.help(kernel, issue))
+
+    def message(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        raise NotImplementedError
+
+    def help(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        raise NotImplementedError
+
+
+class ArrivalCount(_ProtocolCheck):
+    """`init(n)` against the threads that arrive per phase."""
+
+    rule = Rule(
+        "mbarrier-arrival-count", "MBarrierArrivalCount",
+        "mbarrier init count differs from the arrivals per phase",
+        "`bar.init(n)` says how many arrivals complete a phase; the threads that arrive per use "
+        "(one elected thread, or a whole warp group) do not add up to n, so phases complete "
+        "early (race) or never (hang).",
+        Severity.ERROR, "Initialise the barrier with the number of threads that arrive per phase.",
+        ("correctness", "mbarrier"),
+        rationale="A phase completes after exactly `init(n)` arrivals. If a whole warp group arrives where one "
+                  "elected thread was expected (or the reverse), phases complete early (race) or never (hang).")
+    hazards = (I.ARRIVAL_COUNT,)
+
+    def message(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f, roles = issue.facts, kernel.roles
+        who = "; ".join(f"{e.mult} of {roles[e.role]} at line {e.node.span.line}" for e, _ in issue.related)
+        return (f"{_bar(f['barrier'])} is initialised for {f['init']} arrivals per phase, but "
+                f"{f['arrivals']} threads arrive on it per use ({who})")
+
+    def help(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f = issue.facts
+        return f"make init({f['init']}) of {_bar(f['barrier'])} count the {f['arrivals']} arriving threads"
+
+
+class TxBytes(_ProtocolCheck):
+    """The bytes `expect_tx` announces per phase against the bytes the TMA loads write; a note
+    where the loads' bytes are not in the kernel text."""
+
+    rule = Rule(
+        "mbarrier-tx-bytes", "MBarrierTxBytes",
+        "expect_tx bytes differ from the bytes the TMA loads deliver",
+        "The transaction count announced with `expect_transaction`/`arrive_and_expect_tx` must "
+        "equal the bytes of the TMA copies that signal the barrier in that phase.",
+        Severity.ERROR, "Announce exactly the bytes of the TMA boxes loaded per stage.",
+        ("correctness", "tma"),
+        rationale="The full barrier's phase completes when the announced transaction bytes have landed. "
+                  "Announcing fewer bytes than the TMA boxes deliver releases consumers before the tile is "
+                  "complete; announcing more hangs.")
+    hazards = (I.TX_BYTES,)
+
+    def report(self, kernel: KernelModel, path: str, issue: ProtocolIssue) -> Finding:
+        f = issue.facts
+        related = [(e.node, _related(kernel, e, what)) for e, what in issue.related]
+        return self.finding(path, kernel, issue.event.node, self.message(kernel, issue), related,
+                            help=self.help(kernel, issue), severity=Severity.NOTE if f.get("unknown") else None,
+                            at=point(statement_of(kernel.func, issue.event.node)) if f.get("missing") else None)
+
+    def message(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f = issue.facts
+        if f.get("missing"):
+            return (f"TMA loads signal {_bar(f['barrier'])}, but no expect_tx announces their bytes: the phase "
+                    f"can complete before the data lands")
+        if f.get("unknown"):
+            announced = (f"{f['announced']} bytes{_calls(kernel, issue.event)}" if f.get("announced") is not None
+                         else "a run-time byte count")
+            return (f"expect_tx on {_bar(f['barrier'])} announces {announced} per phase; the bytes its TMA loads "
+                    f"write could not be checked (a descriptor's box is not in the kernel text and the loads do "
+                    f"not tile a known slot)")
+        return (f"expect_tx on {_bar(f['barrier'])} announces {f['announced']} bytes{_calls(kernel, issue.event)} "
+                f"per phase, but the TMA loads that signal it write {f['loaded']} bytes")
+
+    def help(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f, line = issue.facts, issue.event.node.span.line
+        if f.get("missing"):
+            return (f"announce the loads' bytes with {_bar(f['barrier'], generic=True)}.arrive_and_expect_tx(BYTES) "
+                    f"before the TMA load at line {line}")
+        if f.get("unknown"):
+            return ("nothing to change if the announced count is the bytes of the TMA boxes loaded per stage (each "
+                    "box is the tensor map's box size times the element size); once checked, "
+                    "`// pipelint: ignore[mbarrier-tx-bytes]` on the expect_tx line records it")
+        return f"announce {f['loaded']} bytes in the expect_tx at line {line} (the bytes the TMA loads write)"
+
+
+class Deadlock(_ProtocolCheck):
+    """A wait whose phase never completes; where no one arrives after reading the slot, the
+    missing release is named and placed."""
+
+    rule = Rule(
+        "mbarrier-deadlock", "MBarrierDeadlock",
+        "mbarrier wait can never complete",
+        "Simulating the producer and consumer roles, a `wait(parity)` blocks forever: the parity "
+        "is off by one phase (the producer's first wait on an empty slot must pass on the initial "
+        "phase, `^ 1`), or nobody arrives on the barrier.",
+        Severity.ERROR, "Flip the parity, or add the missing arrive.", ("correctness", "hang"),
+        rationale="Parities encode which phase a wait expects. The producer's first wait on an empty slot must "
+                  "pass on the initial phase (`^ 1`); an off-by-one parity or a missing arrive makes both "
+                  "roles wait for each other forever.")
+    hazards = (I.DEADLOCK,)
+
+    def report(self, kernel: KernelModel, path: str, issue: ProtocolIssue) -> Finding:
+        missing = _missing_release(kernel, issue.event) if issue.facts.get("never_arrived") else None
+        if missing is None:
+            return super().report(kernel, path, issue)
+        reader, spot = missing
+        who, slot = kernel.roles[reader.role], f"{reader.buffer} slot {kernel.slot(reader)}"
+        related = [(issue.event.node, "the wait that hangs"), (reader.node, f"last read of {slot} by {who}")]
+        related += [(e.node, _related(kernel, e, what)) for e, what in issue.related]
+        return self.finding(
+            path, kernel, issue.event.node,
+            f"{who} never arrives on {_bar(issue.event.barrier)} after reading {slot}: " + self.message(kernel, issue),
+            related, at=point(spot),
+            help=(f"insert {_bar(issue.event.barrier, generic=True)}.arrive(); before line {spot.span.line} "
+                  f"(after {who}'s last read of {reader.buffer})"))
+
+    def message(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f, roles = issue.facts, kernel.roles
+        why = ("no thread ever arrives on it" if f["never_arrived"] else
+               f"wait(parity {f['parity']}) needs phase {f['phase']} to complete, which needs {f['init']} "
+               f"arrivals (it holds {f['holds']}), and every role that could arrive is blocked")
+        return (f"{roles[f['role']]} hangs in wait on {_bar(f['barrier'])} (parity {f['parity']}, "
+                f"iteration {issue.event.where}): {why}")
+
+    def help(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f, line = issue.facts, issue.event.node.span.line
+        return (f"check the parity of the wait at line {line} (phase {f['phase']} completes with parity "
+                f"{f['phase'] & 1}) and that every role arrives on {_bar(f['barrier'])} once per phase")
+
+
+class ReadBeforeWait(_ProtocolCheck):
+    """A read of a TMA-loaded slot before the wait on the phase its load completes."""
+
+    rule = Rule(
+        "tma-read-before-wait", "TmaReadBeforeWait",
+        "Shared memory read before the TMA load into it is waited for",
+        "A slot written by a TMA load is read before a wait that observed the mbarrier phase the "
+        "load completes.",
+        Severity.ERROR, "Wait on the slot's full barrier with the right parity before reading.",
+        ("correctness", "tma"),
+        rationale="TMA writes shared memory asynchronously; only a wait that observed the phase the load "
+                  "completes makes the tile safe to read.")
+    hazards = (I.RAW,)
+
+    def message(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f = issue.facts
+        where = f"{kernel.roles[f['role']]} reads {f['buffer']} slot {f['slot']}"
+        if f.get("never_loaded"):
+            return f"{where} before any TMA load into it has been issued, let alone waited for"
+        return (f"{where} before waiting for phase {f['phase']} of {_bar(f['barrier'])}, which the TMA load "
+                f"into it completes")
+
+    def help(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        return (f"wait on the barrier the TMA load into {issue.facts['buffer']} signals before the read at line "
+                f"{issue.event.node.span.line}")
+
+
+class Release(_ProtocolCheck):
+    """A TMA load that overwrites a slot its readers have not released; the release is placed
+    after the reader's last read where that read is known."""
+
+    rule = Rule(
+        "mbarrier-release", "MBarrierRelease",
+        "TMA load overwrites a slot its readers have not released",
+        "Before the producer reuses a slot, every consumer must arrive on the slot's empty "
+        "barrier after its last read, and the producer must wait for that phase.",
+        Severity.ERROR, "Arrive on the empty barrier after the last read; wait on it before the "
+        "next load into the slot.", ("correctness", "tma"),
+        rationale="In a warp-specialized pipeline the consumers' arrive on the empty barrier is the only thing "
+                  "that tells the producer a slot can be overwritten.")
+    hazards = (I.WAR_UNRELEASED, I.WAR_UNOBSERVED, I.WAR_UNCONSUMED)
+
+    def report(self, kernel: KernelModel, path: str, issue: ProtocolIssue) -> Finding:
+        read = next((e for e, what in issue.related if what in ("released-read", "read")), None) \
+            if issue.kind != I.WAR_UNCONSUMED else None
+        release_at = _release_spot(kernel, read) if read is not None else None
+        if read is None or release_at is None:
+            return super().report(kernel, path, issue)
+        f = issue.facts
+        related = [(issue.event.node, "the TMA load that overwrites the slot")]
+        related += [(e.node, _related(kernel, e, what)) for e, what in issue.related]
+        return self.finding(
+            path, kernel, issue.event.node, self.message(kernel, issue), related, at=point(release_at),
+            help=(f"release {f['buffer']} slot {f['slot']} only after {kernel.roles[read.role]}'s last read of it "
+                  f"(line {read.node.span.line}): its arrive goes before line {release_at.span.line}"))
+
+    def message(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f, ev, roles = issue.facts, issue.event, kernel.roles
+        if issue.kind == I.WAR_UNCONSUMED:
+            prev = issue.related[0][0]
+            return (f"TMA load overwrites {f['buffer']} slot {f['slot']} (iteration {ev.where}) before anyone "
+                    f"read the data loaded there at iteration {prev.where}")
+        if issue.kind == I.WAR_UNRELEASED:
+            return (f"TMA load overwrites {f['buffer']} slot {f['slot']} while {roles[f['reader_role']]} may "
+                    f"still read it: the reader never arrives on a release barrier after its read")
+        what = (f"phase {f['phase']} of {_bar(f['barrier'])}" if f.get("barrier") else "the barrier after the read")
+        return (f"TMA load overwrites {f['buffer']} slot {f['slot']} before {roles[f['role']]} observed "
+                f"{what}, in which the readers of the old contents release it")
+
+    def help(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f = issue.facts
+        return (f"before the TMA load at line {issue.event.node.span.line}, wait on the barrier the readers of "
+                f"{f['buffer']} slot {f['slot']} arrive on after their last read")
+
+
+class StoreFence(KernelCheck):
+    """Each TMA store must follow a proxy fence that follows the generic writes it reads."""
+
+    rule = Rule(
+        "tma-store-fence", "TmaStoreFence",
+        "TMA store reads shared memory written without fence_proxy_async",
+        "Stores into shared memory by threads (st.shared, stmatrix) belong to the generic proxy; a "
+        "TMA store reads through the async proxy and may see stale bytes unless a "
+        "`fence.proxy.async` orders the two after the writes.", Severity.ERROR,
+        "Emit `tl::fence_proxy_async()` after the writes (and the barrier that gathers them) and "
+        "before `tl::tma_store`.", ("correctness", "tma"),
+        rationale="The epilogue of a warp-specialized kernel gathers the tile in shared memory with ordinary "
+                  "stores (stmatrix) and hands it to the TMA unit; without a proxy fence the async proxy may "
+                  "read the tile before those stores are visible to it.")
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        return _store_fences(kernel, path)
+
+
+class NotAnalyzed(_ProtocolCheck):
+    """Barriers the protocol simulation does not check (cluster scope, an unmodelled callee)."""
+
+    rule = Rule(
+        "mbarrier-not-analyzed", "MBarrierNotAnalyzed",
+        "mbarrier protocol shared across the CTAs of a cluster is not checked",
+        "Remote arrivals (`bar.arrive(cta_id)`), 2-CTA tcgen05 commits and multicast or 2-SM "
+        "TMA loads complete phases from other CTAs of the cluster; pipelint simulates one CTA, "
+        "so it assumes those barriers' counts, bytes and parities hold instead of guessing.",
+        Severity.NOTE, "Nothing to fix: review cluster-scope barriers by hand or run "
+        "compute-sanitizer synccheck.", ("coverage", "mbarrier"),
+        rationale="2-CTA (cluster) kernels complete mbarrier phases from both CTAs; simulating one CTA would "
+                  "turn every peer arrival into a false hang. The note records what was not checked instead of "
+                  "guessing.")
+    hazards = (I.UNANALYZED,)
+
+    def message(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f = issue.facts
+        if f.get("opaque"):
+            return (f"mbarrier {f['opaque']} is passed to {f['callee']}, which pipelint does not model: it may "
+                    f"arrive on it or arm it, so its arrival counts, transaction bytes and phases are not checked")
+        shared = (f"mbarriers {', '.join(f['cluster_barriers'])} are shared by the CTAs of the cluster (remote "
+                  f"arrivals, 2-CTA commits or multicast TMA): their arrival counts and phases are not checked; "
+                  if f.get("cluster_barriers") else "")
+        return (f"cluster kernel: {shared}transaction bytes are not balanced per CTA, since a CTA may announce "
+                f"or receive its peer's TMA bytes")
+
+    def help(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        return "nothing to change: pipelint does not analyse these barriers"
+
+
+class InitFence(_ProtocolCheck):
+    """A barrier used before `fence_barrier_init` and a block barrier publish its init; the
+    missing statement is placed after the last init (or after the fence)."""
+
+    rule = Rule(
+        "mbarrier-init-fence", "MBarrierInitFence",
+        "mbarrier used before fence_barrier_init and a block barrier",
+        "mbarrier initialisation must be made visible to the async proxy "
+        "(`fence_barrier_init`) and to all threads (`__syncthreads`) before first use.",
+        Severity.ERROR, "Emit `tl::fence_barrier_init(); __syncthreads();` after the inits.",
+        ("correctness", "mbarrier"),
+        rationale="mbarrier initialisation is a generic-proxy write; the TMA unit (async proxy) and the other "
+                  "threads see it only after `fence_barrier_init` and a block barrier.")
+    hazards = (I.INIT_FENCE,)
+
+    def report(self, kernel: KernelModel, path: str, issue: ProtocolIssue) -> Finding:
+        no_sync = issue.facts.get("missing") == "__syncthreads()"
+        last = next((e for e, what in issue.related if what == "last-init"), None)
+        anchor = last
+        if no_sync and last is not None:        # the fence is there: the barrier goes after it
+            anchor = next((e for e in kernel.trace.after(last) if e.kind == K.FENCE_INIT), last)
+        fence_at = statement_after(kernel.func, anchor.node) if anchor is not None else None
+        if fence_at is None or fence_at.span.line > issue.event.node.span.line:
+            return super().report(kernel, path, issue)
+        related = [(issue.event.node, "first use of the barrier")]
+        related += [(e.node, _related(kernel, e, what)) for e, what in issue.related]
+        help_line = (f"insert __syncthreads(); before line {fence_at.span.line} (after tl::fence_barrier_init())"
+                     if no_sync else self.help(kernel, issue))
+        return self.finding(path, kernel, issue.event.node, self.message(kernel, issue), related,
+                            help=help_line, at=point(fence_at))
+
+    def message(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f = issue.facts
+        return (f"{_bar(f['barrier'])} is used before {f['missing']} makes the mbarrier initialisation "
+                f"visible to all threads and to the async proxy")
+
+    def help(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f, line = issue.facts, issue.event.node.span.line
+        if f["missing"] == "__syncthreads()":
+            return f"insert __syncthreads(); after tl::fence_barrier_init(), before line {line}"
+        return f"insert tl::{f['missing']}(); (then __syncthreads()) after the mbarrier inits, before line {line}"
+
+
+CHECKS = (ArrivalCount(), TxBytes(), Deadlock(), ReadBeforeWait(), Release(), StoreFence(), NotAnalyzed(),
+          InitFence())
+RULES = tuple(c.rule for c in CHECKS)
+_R = {c.id: c.rule for c in CHECKS}
 
 
 @hookimpl
@@ -112,51 +340,22 @@ def pipelint_rules() -> tuple[Rule, ...]:
 
 
 @hookimpl
-def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> list[Finding]:
-    findings = []
-    for i in kernel.mbarrier.issues:
-        related = [(e.node, _related(kernel, e, what)) for e, what in i.related]
-        message, help_line, at = _message(kernel, i), _help(kernel, i), None
-        if i.kind == I.DEADLOCK and i.facts.get("never_arrived"):
-            missing = _missing_release(kernel, i.event)
-            if missing is not None:
-                reader, spot = missing
-                message = (f"{kernel.roles[reader.role]} never arrives on {_bar(i.event.barrier)} after reading "
-                           f"{reader.buffer} slot {kernel.slot(reader)}: " + message)
-                related = [(i.event.node, "the wait that hangs"),
-                           (reader.node, f"last read of {reader.buffer} slot {kernel.slot(reader)} by "
-                                         f"{kernel.roles[reader.role]}")] + related
-                help_line = (f"insert {_bar(i.event.barrier, generic=True)}.arrive(); before line {spot.span.line} "
-                             f"(after {kernel.roles[reader.role]}'s last read of {reader.buffer})")
-                at = point(spot)
-        elif i.kind in (I.WAR_UNOBSERVED, I.WAR_UNRELEASED):
-            read = next((e for e, what in i.related if what in ("released-read", "read")), None)
-            release_at = _release_spot(kernel, read) if read is not None else None
-            if read is not None and release_at is not None:
-                at = point(release_at)
-                related = [(i.event.node, "the TMA load that overwrites the slot")] + related
-                help_line = (f"release {i.facts['buffer']} slot {i.facts['slot']} only after "
-                             f"{kernel.roles[read.role]}'s last read of it (line {read.node.span.line}): "
-                             f"its arrive goes before line {release_at.span.line}")
-        elif i.kind == I.INIT_FENCE:
-            last = next((e for e, what in i.related if what == "last-init"), None)
-            anchor = last
-            if i.facts.get("missing") == "__syncthreads()" and last is not None:
-                # the fence is there: the barrier goes after it
-                anchor = next((e for e in kernel.trace.after(last) if e.kind == K.FENCE_INIT), last)
-            fence_at = statement_after(kernel.func, anchor.node) if anchor is not None else None
-            if fence_at is not None and fence_at.span.line <= i.event.node.span.line:
-                at = point(fence_at)
-                related = [(i.event.node, "first use of the barrier")] + related
-                if i.facts.get("missing") == "__syncthreads()":
-                    help_line = (f"insert __syncthreads(); before line {fence_at.span.line} "
-                                 "(after tl::fence_barrier_init())")
-        unknown = i.kind == I.TX_BYTES and i.facts.get("unknown")
-        if i.kind == I.TX_BYTES and i.facts.get("missing"):
-            at = point(statement_of(kernel.func, i.event.node))
-        findings.append(make_finding(_R[_KIND_RULE[i.kind]], path, kernel, i.event.node, message, related,
-                                     help=help_line, at=at, severity=Severity.NOTE if unknown else None))
-    return findings + _store_fences(kernel, path)
+def pipelint_checks() -> tuple[KernelCheck, ...]:
+    return CHECKS
+
+
+def _calls(kernel: KernelModel, expect: Event) -> str:
+    """` (2 calls of 8192)` when the announced count is the sum of several expect_tx calls in
+    the phase (the same barrier, the same iteration), else nothing."""
+    key = (tuple(v for _, v in expect.iteration), expect.barrier)
+    values = [ev.value * ev.mult for ev in kernel.trace.all_events()
+              if ev.kind in EXPECT_KINDS and ev.barrier is not None and ev.value is not None
+              and (tuple(v for _, v in ev.iteration), ev.barrier) == key]
+    if len(values) < 2:
+        return ""
+    if len(set(values)) == 1:
+        return f" ({len(values)} calls of {values[0]})"
+    return f" ({' + '.join(map(str, values))})"
 
 
 def _missing_release(kernel: KernelModel, wait: Event) -> tuple[Event, A.Node] | None:
@@ -199,91 +398,9 @@ def _release_spot(kernel: KernelModel, read: Event) -> A.Node | None:
         statement_after(kernel.func, anchor)
 
 
-def _help(kernel: KernelModel, issue: ProtocolIssue) -> str:
-    """The one-line fix for each kind of protocol issue."""
-    f, line = issue.facts, issue.event.node.span.line
-    kind = issue.kind
-    if kind == I.ARRIVAL_COUNT:
-        return f"make init({f['init']}) of {_bar(f['barrier'])} count the {f['arrivals']} arriving threads"
-    if kind == I.TX_BYTES and f.get("missing"):
-        return (f"announce the loads' bytes with {_bar(f['barrier'], generic=True)}.arrive_and_expect_tx(BYTES) "
-                f"before the TMA load at line {line}")
-    if kind == I.TX_BYTES and f.get("unknown"):
-        return "nothing to change: pass the lowering facts (`pipelint lower`) to check the byte count"
-    if kind == I.TX_BYTES:
-        return f"announce {f['loaded']} bytes in the expect_tx at line {line} (the bytes the TMA loads write)"
-    if kind == I.DEADLOCK:
-        return (f"check the parity of the wait at line {line} (phase {f['phase']} completes with parity "
-                f"{f['phase'] & 1}) and that every role arrives on {_bar(f['barrier'])} once per phase")
-    if kind == I.RAW:
-        return f"wait on the barrier the TMA load into {f['buffer']} signals before the read at line {line}"
-    if kind in (I.WAR_UNRELEASED, I.WAR_UNOBSERVED, I.WAR_UNCONSUMED):
-        return (f"before the TMA load at line {line}, wait on the barrier the readers of {f['buffer']} "
-                f"slot {f['slot']} arrive on after their last read")
-    if kind == I.INIT_FENCE and f["missing"] == "__syncthreads()":
-        return f"insert __syncthreads(); after tl::fence_barrier_init(), before line {line}"
-    if kind == I.INIT_FENCE:
-        return f"insert tl::{f['missing']}(); (then __syncthreads()) after the mbarrier inits, before line {line}"
-    return "nothing to change: pipelint does not analyse these barriers"
-
-
 # ---------------------------------------------------------------- wording of the model's facts
 def _bar(b, generic: bool = False) -> str:
     return f"{b[0]}[{b[1]}]" if b else ("mbarrier[...]" if generic else "?")
-
-
-def _message(kernel: KernelModel, issue: ProtocolIssue) -> str:
-    f, ev, roles = issue.facts, issue.event, kernel.roles
-    kind = issue.kind
-    if kind == I.ARRIVAL_COUNT:
-        who = "; ".join(f"{e.mult} of {roles[e.role]} at line {e.node.span.line}" for e, _ in issue.related)
-        return (f"{_bar(f['barrier'])} is initialised for {f['init']} arrivals per phase, but "
-                f"{f['arrivals']} threads arrive on it per use ({who})")
-    if kind == I.TX_BYTES and f.get("missing"):
-        return (f"TMA loads signal {_bar(f['barrier'])}, but no expect_tx announces their bytes: the phase "
-                f"can complete before the data lands")
-    if kind == I.TX_BYTES and f.get("unknown"):
-        announced = f"{f['announced']} bytes" if f.get("announced") is not None else "a run-time byte count"
-        return (f"expect_tx on {_bar(f['barrier'])} announces {announced} per phase; the bytes its TMA loads "
-                f"write could not be checked (a descriptor's box is not in the kernel text and the loads do "
-                f"not tile a known slot)")
-    if kind == I.TX_BYTES:
-        return (f"expect_tx on {_bar(f['barrier'])} announces {f['announced']} bytes per phase, but the TMA "
-                f"loads that signal it write {f['loaded']} bytes")
-    if kind == I.DEADLOCK:
-        why = ("no thread ever arrives on it" if f["never_arrived"] else
-               f"wait(parity {f['parity']}) needs phase {f['phase']} to complete, which needs {f['init']} "
-               f"arrivals (it holds {f['holds']}), and every role that could arrive is blocked")
-        return (f"{roles[f['role']]} hangs in wait on {_bar(f['barrier'])} (parity {f['parity']}, "
-                f"iteration {ev.where}): {why}")
-    if kind == I.RAW:
-        where = f"{roles[f['role']]} reads {f['buffer']} slot {f['slot']}"
-        if f.get("never_loaded"):
-            return f"{where} before any TMA load into it has been issued, let alone waited for"
-        return (f"{where} before waiting for phase {f['phase']} of {_bar(f['barrier'])}, which the TMA load "
-                f"into it completes")
-    if kind == I.WAR_UNCONSUMED:
-        prev = issue.related[0][0]
-        return (f"TMA load overwrites {f['buffer']} slot {f['slot']} (iteration {ev.where}) before anyone "
-                f"read the data loaded there at iteration {prev.where}")
-    if kind == I.WAR_UNRELEASED:
-        return (f"TMA load overwrites {f['buffer']} slot {f['slot']} while {roles[f['reader_role']]} may "
-                f"still read it: the reader never arrives on a release barrier after its read")
-    if kind == I.WAR_UNOBSERVED:
-        what = (f"phase {f['phase']} of {_bar(f['barrier'])}" if f.get("barrier") else "the barrier after the read")
-        return (f"TMA load overwrites {f['buffer']} slot {f['slot']} before {roles[f['role']]} observed "
-                f"{what}, in which the readers of the old contents release it")
-    if kind == I.INIT_FENCE:
-        return (f"{_bar(f['barrier'])} is used before {f['missing']} makes the mbarrier initialisation "
-                f"visible to all threads and to the async proxy")
-    if f.get("opaque"):
-        return (f"mbarrier {f['opaque']} is passed to {f['callee']}, which pipelint does not model: it may "
-                f"arrive on it or arm it, so its arrival counts, transaction bytes and phases are not checked")
-    shared = (f"mbarriers {', '.join(f['cluster_barriers'])} are shared by the CTAs of the cluster (remote "
-              f"arrivals, 2-CTA commits or multicast TMA): their arrival counts and phases are not checked; "
-              if f.get("cluster_barriers") else "")
-    return (f"cluster kernel: {shared}transaction bytes are not balanced per CTA, since a CTA may announce "
-            f"or receive its peer's TMA bytes")
 
 
 def _related(kernel: KernelModel, ev: Event, what: str) -> str:

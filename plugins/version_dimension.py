@@ -9,42 +9,76 @@ next copy clobber data before it is used.
 from __future__ import annotations
 
 from pipelint import hookimpl
-from pipelint.checks import hazards_for, make_finding, rules_by_id
-from pipelint.cuda.parser import ParsedFile
+from pipelint.checks import KernelCheck, make_finding
 from pipelint.findings import Finding, Rule, Severity
 from pipelint.model import Event, KernelModel
 from pipelint.model.intrinsics import HazardKind as H
 
-RULES = (
-    Rule("version-overwrite", "VersionOverwrite",
-         "Pipelined slot overwritten before its data was consumed",
-         "An async copy writes a stage slot of a multi-buffered shared array while the data an "
-         "earlier copy put there has not been read yet: the version dimension is too small for "
-         "the prefetch distance, or the slot index is wrong.",
-         Severity.ERROR, "Give the buffer as many versions as stages in flight (num_stages), and "
-         "index producer and consumer with the same stage expression.", ("correctness", "pipeline"),
-         rationale="The version dimension is what lets iteration k+d's copy run while iteration k computes. "
-                   "With too few versions (or a wrong slot index) the prefetch lands on data that has not been "
-                   "consumed: results are silently wrong, and only for some tile sizes."),
-    Rule("version-mismatch", "VersionMismatch",
-         "Accesses to one pipelined buffer rotate over different slot counts",
-         "Inside the pipelined loop, the copies into a buffer and the reads from it cycle through "
-         "different numbers of stage slots, so producer and consumer disagree about which slot "
-         "holds which iteration.",
-         Severity.ERROR, "Use the same modulus (number of versions) for every access.",
-         ("correctness", "pipeline"),
-         rationale="Producer and consumer must agree which slot holds which iteration; rotating over different "
-                   "counts makes them drift apart after the first wrap-around."),
-    Rule("shared-overlap", "SharedOverlap",
-         "Two shared buffers share bytes while both are live in a pipelined loop",
-         "TileLang reuses shared-memory offsets for buffers with disjoint lifetimes; two buffers "
-         "whose byte ranges overlap are both accessed inside the same pipelined loop.",
-         Severity.ERROR, "Give the buffers disjoint offsets or end one lifetime before the loop.",
-         ("correctness", "memory"),
-         rationale="TileLang packs buffers with disjoint lifetimes into the same bytes of dynamic shared "
-                   "memory; if both are live in the pipelined loop, one clobbers the other."),
-)
-_R = rules_by_id(RULES)
+
+class VersionOverwrite(KernelCheck):
+    """A copy refills a stage slot before the data put there earlier was read."""
+
+    rule = Rule(
+        "version-overwrite", "VersionOverwrite",
+        "Pipelined slot overwritten before its data was consumed",
+        "An async copy writes a stage slot of a multi-buffered shared array while the data an "
+        "earlier copy put there has not been read yet: the version dimension is too small for "
+        "the prefetch distance, or the slot index is wrong.",
+        Severity.ERROR, "Give the buffer as many versions as stages in flight (num_stages), and "
+        "index producer and consumer with the same stage expression.", ("correctness", "pipeline"),
+        rationale="The version dimension is what lets iteration k+d's copy run while iteration k computes. "
+                  "With too few versions (or a wrong slot index) the prefetch lands on data that has not been "
+                  "consumed: results are silently wrong, and only for some tile sizes.")
+    hazards = (H.OVERWRITE_UNCONSUMED,)
+    analyses = ("cp_async",)
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        return [self.finding(
+            path, kernel, h.second.node,
+            f"cp.async overwrites {h.buffer} slot {h.slot} (iteration {h.second.where}) before the "
+            f"data copied there at iteration {h.first.where} was read; the buffer has "
+            f"{_versions(kernel, h.buffer)} version(s)",
+            [(h.first.node, "earlier copy into the same slot")]) for h in self.hazards_in(kernel)]
+
+
+class VersionMismatch(KernelCheck):
+    """Accesses to one pipelined buffer in one loop that rotate over different slot counts."""
+
+    rule = Rule(
+        "version-mismatch", "VersionMismatch",
+        "Accesses to one pipelined buffer rotate over different slot counts",
+        "Inside the pipelined loop, the copies into a buffer and the reads from it cycle through "
+        "different numbers of stage slots, so producer and consumer disagree about which slot "
+        "holds which iteration.",
+        Severity.ERROR, "Use the same modulus (number of versions) for every access.",
+        ("correctness", "pipeline"),
+        rationale="Producer and consumer must agree which slot holds which iteration; rotating over different "
+                  "counts makes them drift apart after the first wrap-around.")
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        return _mismatches(kernel, path)
+
+
+class SharedOverlap(KernelCheck):
+    """Two shared buffers whose bytes overlap, both used in one pipelined loop."""
+
+    rule = Rule(
+        "shared-overlap", "SharedOverlap",
+        "Two shared buffers share bytes while both are live in a pipelined loop",
+        "TileLang reuses shared-memory offsets for buffers with disjoint lifetimes; two buffers "
+        "whose byte ranges overlap are both accessed inside the same pipelined loop.",
+        Severity.ERROR, "Give the buffers disjoint offsets or end one lifetime before the loop.",
+        ("correctness", "memory"),
+        rationale="TileLang packs buffers with disjoint lifetimes into the same bytes of dynamic shared "
+                  "memory; if both are live in the pipelined loop, one clobbers the other.")
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        return _overlaps(kernel, path)
+
+
+CHECKS = (VersionOverwrite(), VersionMismatch(), SharedOverlap())
+RULES = tuple(c.rule for c in CHECKS)
+_R = {c.id: c.rule for c in CHECKS}
 
 
 @hookimpl
@@ -53,19 +87,8 @@ def pipelint_rules() -> tuple[Rule, ...]:
 
 
 @hookimpl
-def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> list[Finding]:
-    findings = []
-    for h in hazards_for(kernel, RULES):
-        if h.kind == H.OVERWRITE_UNCONSUMED:
-            findings.append(make_finding(
-                _R["version-overwrite"], path, kernel, h.second.node,
-                f"cp.async overwrites {h.buffer} slot {h.slot} (iteration {h.second.where}) before the "
-                f"data copied there at iteration {h.first.where} was read; the buffer has "
-                f"{_versions(kernel, h.buffer)} version(s)",
-                [(h.first.node, "earlier copy into the same slot")]))
-    findings.extend(_mismatches(kernel, path))
-    findings.extend(_overlaps(kernel, path))
-    return findings
+def pipelint_checks() -> tuple[KernelCheck, ...]:
+    return CHECKS
 
 
 def _versions(kernel, buffer) -> int:

@@ -8,11 +8,11 @@ drains the pipeline every iteration and the copy/compute overlap is gone.
 from __future__ import annotations
 
 from pipelint import hookimpl
-from pipelint.checks import hazards_for, make_finding, rules_by_id
+from pipelint.checks import KernelCheck
 from pipelint.cuda import ast as A
-from pipelint.cuda.parser import ParsedFile
 from pipelint.findings import Finding, Rule, Severity
 from pipelint.model import KernelModel
+from pipelint.model.cpasync import Hazard
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
 from pipelint.model.placement import (
@@ -26,51 +26,200 @@ from pipelint.model.placement import (
 )
 from pipelint.model.trace import Event
 
-RULES = (
-    Rule("wait-too-shallow", "WaitTooShallow",
-         "cp.async wait leaves the group a read needs in flight",
-         "A shared-memory read happens after `cp_async_wait<N>` but the commit group that fills "
-         "the slot it reads is among the N newest groups the wait leaves in flight.",
-         Severity.ERROR, "Lower N so the group holding this stage's data has completed "
-         "(N = groups committed after it).", ("correctness", "cp.async"),
-         rationale="`cp_async_wait<N>` counts commit groups, not stages. One group too many left in flight and "
-                   "compute reads a tile that is still being copied: a race that passes most tests."),
-    Rule("wait-too-deep", "WaitTooDeep",
-         "cp.async wait in the pipelined loop waits for more groups than needed",
-         "The steady-state `cp_async_wait<N>` could keep more groups in flight without any read "
-         "seeing incomplete data; waiting deeper serialises copy and compute.",
-         Severity.WARNING, "Raise N to the reported value (one group per stage in flight).",
-         ("performance", "cp.async"),
-         rationale="A wait that drains more groups than the reads need turns the pipeline back into "
-                   "copy-then-compute; `cp_async_wait<0>` in the loop is the classic case: num_stages buys "
-                   "shared memory and no overlap."),
-    Rule("redundant-wait", "RedundantWait",
-         "cp.async wait orders no read",
-         "No read after this `cp_async_wait<N>` depends on the groups it waits for, whatever N is: "
-         "it follows another wait with no commit in between (it does nothing), or a later wait "
-         "covers every read. Deepening it is not the fix; it can go.",
-         Severity.WARNING, "Remove the wait.", ("performance", "cp.async"),
-         rationale="A wait with no commit since the previous one waits for nothing new; advising a deeper N for "
-                   "it would be wrong (every N is equally useless). It costs an instruction and hides which "
-                   "wait actually guards the reads."),
-    Rule("uncommitted-copy", "UncommittedCopy",
-         "cp.async copy is never committed before its data is used",
-         "A `cp_async_gs` is read (or the kernel ends) before any `cp_async_commit` puts it in a "
-         "group, so no `cp_async_wait` can ever wait for it.",
-         Severity.ERROR, "Add `tl::cp_async_commit()` after the copies of each stage.",
-         ("correctness", "cp.async"),
-         rationale="Only committed groups can be waited for; an uncommitted copy is never covered by any "
-                   "`cp_async_wait`, so its data is read whenever it happens to arrive."),
-    Rule("missing-drain", "MissingDrain",
-         "cp.async groups still in flight when their shared memory is reused or the kernel ends",
-         "Copies in flight are not waited for before the same bytes are written synchronously or "
-         "the kernel exits.",
-         Severity.WARNING, "Add `tl::cp_async_wait<0>()` before reusing the memory.",
-         ("correctness", "cp.async"),
-         rationale="Async copies still in flight when the kernel exits or the bytes are reused write into "
-                   "memory that now belongs to something else."),
-)
-_R = rules_by_id(RULES)
+
+class WaitTooShallow(KernelCheck):
+    """A read after a `cp_async_wait<N>` that leaves the group filling its slot in flight (or
+    after no wait at all)."""
+
+    rule = Rule(
+        "wait-too-shallow", "WaitTooShallow",
+        "cp.async wait leaves the group a read needs in flight",
+        "A shared-memory read happens after `cp_async_wait<N>` but the commit group that fills "
+        "the slot it reads is among the N newest groups the wait leaves in flight.",
+        Severity.ERROR, "Lower N so the group holding this stage's data has completed "
+        "(N = groups committed after it).", ("correctness", "cp.async"),
+        rationale="`cp_async_wait<N>` counts commit groups, not stages. One group too many left in flight and "
+                  "compute reads a tile that is still being copied: a race that passes most tests.")
+    hazards = (H.RAW_INCOMPLETE,)
+    analyses = ("cp_async",)
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        return [self._at_wait(kernel, path, h) if h.wait is not None else self._no_wait(kernel, path, h)
+                for h in self.hazards_in(kernel)]
+
+    def _at_wait(self, kernel: KernelModel, path: str, h: Hazard) -> Finding:
+        assert h.wait is not None
+        return self.finding(
+            path, kernel, h.wait.node,
+            f"cp_async_wait<{h.wait.value}> leaves {h.groups_in_flight} group(s) in flight, "
+            f"including group {h.group} that fills {h.buffer} slot {h.slot}, which is read next "
+            f"(iteration {h.second.where})",
+            [(h.second.node, f"read of {h.buffer} slot {h.slot}"),
+             (h.first.node, f"copy into {h.buffer} slot {h.slot} (group {h.group})")]
+            + ([(h.commit.node, f"commit that closes group {h.group}")] if h.commit else []),
+            help=_shallow_help(kernel, h))
+
+    def _no_wait(self, kernel: KernelModel, path: str, h: Hazard) -> Finding:
+        return self.finding(
+            path, kernel, h.second.node,
+            f"{h.buffer} slot {h.slot} is read with no cp_async_wait covering group {h.group}",
+            [(h.first.node, "the copy into this slot")],
+            help=f"insert tl::cp_async_wait<0>(); and __syncthreads(); before line "
+                 f"{statement_before(kernel.func, h.first.node, h.second.node).span.line}")
+
+
+class WaitTooDeep(KernelCheck):
+    """A steady-state wait that could keep more groups in flight (the wait-depth analysis)."""
+
+    rule = Rule(
+        "wait-too-deep", "WaitTooDeep",
+        "cp.async wait in the pipelined loop waits for more groups than needed",
+        "The steady-state `cp_async_wait<N>` could keep more groups in flight without any read "
+        "seeing incomplete data; waiting deeper serialises copy and compute.",
+        Severity.WARNING, "Raise N to the reported value (one group per stage in flight).",
+        ("performance", "cp.async"),
+        rationale="A wait that drains more groups than the reads need turns the pipeline back into "
+                  "copy-then-compute; `cp_async_wait<0>` in the loop is the classic case: num_stages buys "
+                  "shared memory and no overlap.")
+    analyses = ("cp_async", "races")
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        out = []
+        for ev, best in _wait_claims(kernel):
+            if best is not None and ev.value is not None and best > ev.value:
+                out.append(self.finding(
+                    path, kernel, ev.node,
+                    f"cp_async_wait<{ev.value}> in the pipelined loop drains more than needed: "
+                    f"cp_async_wait<{best}> keeps every read safe and lets {best - ev.value} more "
+                    f"group(s) overlap with compute",
+                    help=f"change cp_async_wait<{ev.value}> to cp_async_wait<{best}> at line {ev.node.span.line}"))
+        return out
+
+
+class RedundantWait(KernelCheck):
+    """A wait in the pipelined loop that orders no read, whatever its N."""
+
+    rule = Rule(
+        "redundant-wait", "RedundantWait",
+        "cp.async wait orders no read",
+        "No read after this `cp_async_wait<N>` depends on the groups it waits for, whatever N is: "
+        "it follows another wait with no commit in between (it does nothing), or a later wait "
+        "covers every read. Deepening it is not the fix; it can go.",
+        Severity.WARNING, "Remove the wait.", ("performance", "cp.async"),
+        rationale="A wait with no commit since the previous one waits for nothing new; advising a deeper N for "
+                  "it would be wrong (every N is equally useless). It costs an instruction and hides which "
+                  "wait actually guards the reads.")
+    analyses = ("cp_async", "races")
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        return [self.finding(
+            path, kernel, ev.node,
+            f"cp_async_wait<{ev.value}> in the pipelined loop orders no read: no commit since the "
+            f"previous wait, or every read after it is covered by a later wait; remove it",
+            help=f"remove the cp_async_wait<{ev.value}> at line {ev.node.span.line}")
+            for ev, best in _wait_claims(kernel) if best is None]
+
+
+class UncommittedCopy(KernelCheck):
+    """A copy no commit puts in a group before it is read, waited for or the kernel ends; or a
+    stage's copies merged into the next stage's group.  Each copy is reported once."""
+
+    rule = Rule(
+        "uncommitted-copy", "UncommittedCopy",
+        "cp.async copy is never committed before its data is used",
+        "A `cp_async_gs` is read (or the kernel ends) before any `cp_async_commit` puts it in a "
+        "group, so no `cp_async_wait` can ever wait for it.",
+        Severity.ERROR, "Add `tl::cp_async_commit()` after the copies of each stage.",
+        ("correctness", "cp.async"),
+        rationale="Only committed groups can be waited for; an uncommitted copy is never covered by any "
+                  "`cp_async_wait`, so its data is read whenever it happens to arrive.")
+    hazards = (H.RAW_UNCOMMITTED, H.EXIT_UNCOMMITTED, H.WAIT_UNCOMMITTED, H.GROUP_MERGED)
+    analyses = ("cp_async",)
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        out, reported = [], set()
+        for h in self.hazards_in(kernel):
+            if id(h.first.node) in reported:
+                continue
+            reported.add(id(h.first.node))
+            say = {H.WAIT_UNCOMMITTED: self._at_wait, H.GROUP_MERGED: self._merged}.get(h.kind, self._never)
+            out.append(say(kernel, path, h))
+        return out
+
+    def _never(self, kernel: KernelModel, path: str, h: Hazard) -> Finding:
+        tail = ("it is read" if h.kind == H.RAW_UNCOMMITTED else "the kernel ends")
+        wait = _next_wait(kernel, h.first)
+        related = [(h.first.node, f"the uncommitted cp.async into {h.first.buffer}")]
+        if h.kind == H.RAW_UNCOMMITTED:
+            related.append((h.second.node, "read of the copied data"))
+        return self.finding(
+            path, kernel, h.first.node,
+            f"missing cp_async_commit: cp.async into {h.first.buffer} at line {h.first.node.span.line} "
+            f"(iteration {h.first.where}) is never committed before {tail}", related,
+            help=_commit_help(kernel, h.first) + (" (after the copies, before the wait)"
+                                                 if wait is not None else " (after the copies)"),
+            at=_commit_spot(kernel, h.first))
+
+    def _at_wait(self, kernel: KernelModel, path: str, h: Hazard) -> Finding:
+        assert h.wait is not None
+        return self.finding(
+            path, kernel, h.first.node,
+            f"missing cp_async_commit: cp.async into {h.first.buffer} at line {h.first.node.span.line} "
+            f"(iteration {h.first.where}) is still uncommitted when cp_async_wait<{h.wait.value}> at line "
+            f"{h.wait.node.span.line} runs, and wait_group never waits for uncommitted copies; it is read "
+            f"at line {h.second.node.span.line} (iteration {h.second.where}) before any wait completes it",
+            [(h.first.node, f"the copy into {h.first.buffer}, not yet in a group"),
+             (h.wait.node, "the wait that does not wait for it"),
+             (h.second.node, "read of the copied data")],
+            help=_commit_help(kernel, h.first) + " (after the copies)",
+            at=_commit_spot(kernel, h.first))
+
+    def _merged(self, kernel: KernelModel, path: str, h: Hazard) -> Finding:
+        slot = kernel.slot(h.first)
+        return self.finding(
+            path, kernel, h.first.node,
+            f"missing cp_async_commit: the copies into {h.first.buffer} slot {slot} (last at "
+            f"line {h.first.node.span.line}) share commit group {h.group} with the next stage's copies, so "
+            f"cp_async_wait<{h.wait.value if h.wait else '?'}> counts one group too few and the read at line "
+            f"{h.second.node.span.line} (iteration {h.second.where}) finds them in flight",
+            [(h.first.node, f"last copy into {h.first.buffer} slot {slot}")]
+            + ([(h.commit.node, f"the commit that closes group {h.group}")] if h.commit else [])
+            + ([(h.wait.node, "the wait that counts groups")] if h.wait else [])
+            + [(h.second.node, "read of the copied data")],
+            help=_commit_help(kernel, h.first, h.boundary) + f" (after the copies into {h.first.buffer} slot "
+                                                 f"{slot})",
+            at=_commit_spot(kernel, h.first, h.boundary))
+
+
+class MissingDrain(KernelCheck):
+    """Copies still in flight when their bytes are written again or the kernel ends."""
+
+    rule = Rule(
+        "missing-drain", "MissingDrain",
+        "cp.async groups still in flight when their shared memory is reused or the kernel ends",
+        "Copies in flight are not waited for before the same bytes are written synchronously or "
+        "the kernel exits.",
+        Severity.WARNING, "Add `tl::cp_async_wait<0>()` before reusing the memory.",
+        ("correctness", "cp.async"),
+        rationale="Async copies still in flight when the kernel exits or the bytes are reused write into "
+                  "memory that now belongs to something else.")
+    hazards = (H.DRAIN, H.EXIT_IN_FLIGHT)
+    analyses = ("cp_async",)
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        out = []
+        for h in self.hazards_in(kernel):
+            what = "the kernel ends" if h.kind == H.EXIT_IN_FLIGHT else "the same bytes are written"
+            out.append(self.finding(
+                path, kernel, h.second.node,
+                f"cp.async group {h.group} into {h.first.buffer} is still in flight when {what}",
+                [(h.first.node, "the in-flight copy")],
+                help=f"insert tl::cp_async_wait<0>(); before line {h.second.node.span.line}"))
+        return out
+
+
+CHECKS = (WaitTooShallow(), WaitTooDeep(), RedundantWait(), UncommittedCopy(), MissingDrain())
+RULES = tuple(c.rule for c in CHECKS)
 
 
 @hookimpl
@@ -79,97 +228,15 @@ def pipelint_rules() -> tuple[Rule, ...]:
 
 
 @hookimpl
-def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> list[Finding]:
-    out = []
-    uncommitted_reported = set()
-    for h in hazards_for(kernel, RULES):
-        if h.kind == H.RAW_INCOMPLETE and h.wait is not None:
-            out.append(make_finding(
-                _R["wait-too-shallow"], path, kernel, h.wait.node,
-                f"cp_async_wait<{h.wait.value}> leaves {h.groups_in_flight} group(s) in flight, "
-                f"including group {h.group} that fills {h.buffer} slot {h.slot}, which is read next "
-                f"(iteration {h.second.where})",
-                [(h.second.node, f"read of {h.buffer} slot {h.slot}"),
-                 (h.first.node, f"copy into {h.buffer} slot {h.slot} (group {h.group})")]
-                + ([(h.commit.node, f"commit that closes group {h.group}")] if h.commit else []),
-                help=_shallow_help(kernel, h)))
-        elif h.kind == H.RAW_INCOMPLETE:
-            out.append(make_finding(
-                _R["wait-too-shallow"], path, kernel, h.second.node,
-                f"{h.buffer} slot {h.slot} is read with no cp_async_wait covering group {h.group}",
-                [(h.first.node, "the copy into this slot")],
-                help=f"insert tl::cp_async_wait<0>(); and __syncthreads(); before line "
-                     f"{statement_before(kernel.func, h.first.node, h.second.node).span.line}"))
-        elif h.kind in (H.RAW_UNCOMMITTED, H.EXIT_UNCOMMITTED) and id(h.first.node) not in uncommitted_reported:
-            uncommitted_reported.add(id(h.first.node))
-            tail = ("it is read" if h.kind == H.RAW_UNCOMMITTED else "the kernel ends")
-            wait = _next_wait(kernel, h.first)
-            at = _commit_spot(kernel, h.first)
-            related = [(h.first.node, f"the uncommitted cp.async into {h.first.buffer}")]
-            if h.kind == H.RAW_UNCOMMITTED:
-                related.append((h.second.node, "read of the copied data"))
-            out.append(make_finding(
-                _R["uncommitted-copy"], path, kernel, h.first.node,
-                f"missing cp_async_commit: cp.async into {h.first.buffer} at line {h.first.node.span.line} "
-                f"(iteration {h.first.where}) is never committed before {tail}", related,
-                help=_commit_help(kernel, h.first) + (" (after the copies, before the wait)"
-                                                     if wait is not None else " (after the copies)"),
-                at=at))
-        elif h.kind == H.WAIT_UNCOMMITTED and id(h.first.node) not in uncommitted_reported:
-            uncommitted_reported.add(id(h.first.node))
-            assert h.wait is not None
-            place = _commit_spot(kernel, h.first)
-            out.append(make_finding(
-                _R["uncommitted-copy"], path, kernel, h.first.node,
-                f"missing cp_async_commit: cp.async into {h.first.buffer} at line {h.first.node.span.line} "
-                f"(iteration {h.first.where}) is still uncommitted when cp_async_wait<{h.wait.value}> at line "
-                f"{h.wait.node.span.line} runs, and wait_group never waits for uncommitted copies; it is read "
-                f"at line {h.second.node.span.line} (iteration {h.second.where}) before any wait completes it",
-                [(h.first.node, f"the copy into {h.first.buffer}, not yet in a group"),
-                 (h.wait.node, "the wait that does not wait for it"),
-                 (h.second.node, "read of the copied data")],
-                help=_commit_help(kernel, h.first) + " (after the copies)",
-                at=place))
-        elif h.kind == H.GROUP_MERGED and id(h.first.node) not in uncommitted_reported:
-            uncommitted_reported.add(id(h.first.node))
-            merged_at = _commit_spot(kernel, h.first, h.boundary)
-            out.append(make_finding(
-                _R["uncommitted-copy"], path, kernel, h.first.node,
-                f"missing cp_async_commit: the copies into {h.first.buffer} slot {kernel.slot(h.first)} (last at "
-                f"line {h.first.node.span.line}) share commit group {h.group} with the next stage's copies, so "
-                f"cp_async_wait<{h.wait.value if h.wait else '?'}> counts one group too few and the read at line "
-                f"{h.second.node.span.line} (iteration {h.second.where}) finds them in flight",
-                [(h.first.node, f"last copy into {h.first.buffer} slot {kernel.slot(h.first)}")]
-                + ([(h.commit.node, f"the commit that closes group {h.group}")] if h.commit else [])
-                + ([(h.wait.node, "the wait that counts groups")] if h.wait else [])
-                + [(h.second.node, "read of the copied data")],
-                help=_commit_help(kernel, h.first, h.boundary) + f" (after the copies into {h.first.buffer} slot "
-                                                     f"{kernel.slot(h.first)})",
-                at=merged_at))
-        elif h.kind in (H.DRAIN, H.EXIT_IN_FLIGHT):
-            what = "the kernel ends" if h.kind == H.EXIT_IN_FLIGHT else "the same bytes are written"
-            out.append(make_finding(
-                _R["missing-drain"], path, kernel, h.second.node,
-                f"cp.async group {h.group} into {h.first.buffer} is still in flight when {what}",
-                [(h.first.node, "the in-flight copy")],
-                help=f"insert tl::cp_async_wait<0>(); before line {h.second.node.span.line}"))
-    _, claims = kernel.cp_async.claims         # verified together with the barrier claims
-    for key, best in claims.items():
-        ev = kernel.cp_async.wait_depths[key][0]
-        if best is None:
-            out.append(make_finding(
-                _R["redundant-wait"], path, kernel, ev.node,
-                f"cp_async_wait<{ev.value}> in the pipelined loop orders no read: no commit since the "
-                f"previous wait, or every read after it is covered by a later wait; remove it",
-                help=f"remove the cp_async_wait<{ev.value}> at line {ev.node.span.line}"))
-        elif ev.value is not None and best > ev.value:
-            out.append(make_finding(
-                _R["wait-too-deep"], path, kernel, ev.node,
-                f"cp_async_wait<{ev.value}> in the pipelined loop drains more than needed: "
-                f"cp_async_wait<{best}> keeps every read safe and lets {best - ev.value} more "
-                f"group(s) overlap with compute",
-                help=f"change cp_async_wait<{ev.value}> to cp_async_wait<{best}> at line {ev.node.span.line}"))
-    return out
+def pipelint_checks() -> tuple[KernelCheck, ...]:
+    return CHECKS
+
+
+def _wait_claims(kernel: KernelModel) -> list[tuple[Event, int | None]]:
+    """Each steady-state wait and the deepest N that keeps its reads safe (None: it orders no
+    read), verified together with the barrier claims."""
+    _, claims = kernel.cp_async.claims
+    return [(kernel.cp_async.wait_depths[key][0], best) for key, best in claims.items()]
 
 
 def _commit_spot(kernel: KernelModel, copy: Event, boundary: Event | None = None) -> A.Span:
@@ -201,19 +268,24 @@ def _commit_place(kernel: KernelModel, copy: Event, boundary: Event | None = Non
             last = e
     info = kernel.trace.loops.get(last.loop_id) if last.loop_id is not None else None
     loop = info.node if info is not None else _issuing_loop(kernel, last.node)
-    stmt = after_in_loop(kernel.func, last.node, loop)
-    while stmt is not None and _finishes_loading(kernel, stmt):
-        nxt = statement_after(kernel.func, stmt)
-        if nxt is None or (loop is not None and not contains(loop.body.span, nxt.span)):
-            stmt = None
-            break
-        stmt = nxt
+    stmt = _past_loading(kernel, after_in_loop(kernel.func, last.node, loop), loop)
     if stmt is not None:
         return point(stmt), True
     if loop is not None and isinstance(loop.body, A.Compound) and loop.body.body:
         s = loop.body.body[-1].span
         return A.Span(s.end_line, 1, s.end_line, 2), False
     return point(statement_of(kernel.func, last.node)), False
+
+
+def _past_loading(kernel: KernelModel, stmt: A.Node | None, loop: A.For | None) -> A.Node | None:
+    """The first statement from `stmt` on that does more than finish loading the stage; None
+    when the loop's body (or the function) ends first."""
+    while stmt is not None and _finishes_loading(kernel, stmt):
+        nxt = statement_after(kernel.func, stmt)
+        if nxt is None or (loop is not None and not contains(loop.body.span, nxt.span)):
+            return None
+        stmt = nxt
+    return stmt
 
 
 def _issuing_loop(kernel: KernelModel, node: A.Node) -> A.For | None:

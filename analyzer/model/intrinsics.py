@@ -77,21 +77,6 @@ class HazardKind(StrEnum):
     EXIT_IN_FLIGHT = "exit-in-flight"
 
 
-# The rule that reports each cp.async hazard kind (one table for every plugin that reads them).
-HAZARD_RULES: dict[HazardKind, str] = {
-    HazardKind.RAW_INCOMPLETE: "wait-too-shallow",
-    HazardKind.RAW_UNCOMMITTED: "uncommitted-copy",
-    HazardKind.WAIT_UNCOMMITTED: "uncommitted-copy",
-    HazardKind.GROUP_MERGED: "uncommitted-copy",
-    HazardKind.EXIT_UNCOMMITTED: "uncommitted-copy",
-    HazardKind.DRAIN: "missing-drain",
-    HazardKind.EXIT_IN_FLIGHT: "missing-drain",
-    HazardKind.RAW_UNSYNCED: "missing-barrier",
-    HazardKind.WAR_UNSYNCED: "missing-barrier",
-    HazardKind.OVERWRITE_UNCONSUMED: "version-overwrite",
-}
-
-
 class IssueKind(StrEnum):
     """What the mbarrier protocol simulation can find (`mbarrier.ProtocolIssue.kind`)."""
 
