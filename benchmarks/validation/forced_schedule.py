@@ -1,0 +1,437 @@
+"""Forced-schedule validation (issue 36): every race finding gets delay variants, run on a GPU.
+
+Three steps, so that everything static happens on the CPU and the GPU only builds and runs:
+
+    python benchmarks/validation/forced_schedule.py plan MANIFEST.json PLAN_DIR [--mutants N]   # CPU
+    benchmarks/validation/forced_schedule.sh run PLAN_DIR OUT_DIR --jobs 16 --timeout 90       # GPU
+    python benchmarks/validation/forced_schedule.py report PLAN_DIR OUT_DIR/forced_schedule.json DOC.md  # CPU
+
+`plan` runs pipelint on each case's buggy CUDA, takes each race finding's witness and writes the
+delay variants (`plugins/forced_schedule.py`): PLAN_DIR/<case>/buggy.cu (unedited), buggy_fs.cu
+(every delay, selected at run time by `pl_fs_select`), twin.cu and twin_fs.cu (the fixed twin and
+the same delays on it: the control) and variants/<n>.cu (each variant alone: the reproducer to
+attach to a bug report).  `--mutants N` adds N planted defects of the mutation suites
+(tests/mutants/mutate.py, benchmarks/mutation_sites.py) whose fixture is the twin.
+
+`run` builds each case with the raw-launch harness (raw_launch.py: the exact text, seeded inputs,
+one launch, every buffer dumped; the selector set from $PL_FS_SELECT) or, for `"backend":
+"tilelang"` cases, through TileLang's CUDA post-processing callback (`pipelint verify`'s runner),
+runs the unedited kernel twice (natural schedule), every delay variant, the twin with and without
+the delays, and racecheck/synccheck on the unedited kernel, each run in its own process with a
+timeout, many at a time on the one GPU.  `report` turns that into verdicts per finding
+(`plugins/forced_schedule_verdict.py`) and the Markdown tables.
+
+Manifest: {"cases": [{"id", "cu", "twin", "class", "grid", "params", "fast_math", "reference":
+{"got", "want"}, "backend": "raw"|"tilelang", "spec": {file, name, params, arch, num_stages}}]}.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+HOST_HOOK = "  auto t0 = std::chrono::steady_clock::now();"
+HOST_SELECT = ('  { const char* pl_s = std::getenv("PL_FS_SELECT"); int pl_v = pl_s ? std::atoi(pl_s) : 0;\n'
+               '    CK(cudaMemcpyToSymbol(pl_fs_select, &pl_v, sizeof(int))); }\n')
+
+
+# ------------------------------------------------------------------ plan (CPU)
+def _mutant_cases(n: int) -> list[dict[str, Any]]:
+    """Up to `n` planted defects whose class forced scheduling addresses, spread over classes and
+    fixtures: mutate.py's sm_80 race mutants, then mutation_sites.py's per-site mutants (sm_80:
+    the raw harness launches them; sm_90 mutants of mutate.py go through TileLang)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import mutation_sites
+    from mutants import mutate
+
+    out: list[dict[str, Any]] = []
+    race = {"missing-barrier", "wait-too-shallow", "uncommitted-copy", "mbarrier-release"}
+    for m in mutate.all_mutants():
+        if m.rule in race and "_sm_80_" in m.fixture:
+            out.append({"id": f"m-{m.name}", "class": m.rule, "text": m.text, "twin": str(mutate.KERNELS / m.fixture),
+                        "planted_rule": m.rule, "suite": "mutate.py"})
+    by_class: dict[str, list] = {}
+    for fixture in mutation_sites.fixtures("*_sm_80_*"):
+        lines = (mutation_sites.KERNELS / fixture).read_text().split("\n")
+        for gen in (mutation_sites.drop_raw_barrier, mutation_sites.drop_war_barrier, mutation_sites.wait_shallower,
+                    mutation_sites.drop_commit):
+            for p in gen(fixture, lines):
+                by_class.setdefault(p.klass, []).append(p)
+    rounds = max((len(v) for v in by_class.values()), default=0)
+    spread = [v[(i * 7) % len(v)] for i in range(rounds) for v in by_class.values() if i < len(v)]
+    seen = set()
+    for p in spread:
+        if len(out) >= n:
+            break
+        key = (p.klass, p.fixture, p.line)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append({"id": f"s-{p.klass}-{p.fixture[:-3]}-l{p.line}", "class": p.klass, "text": p.text,
+                    "twin": str(mutation_sites.KERNELS / p.fixture), "planted_rule": "/".join(
+                        mutation_sites.CLASSES[p.klass]), "suite": "mutation_sites.py", "what": p.what})
+    return out[:n]
+
+
+def plan(manifest: Path, out: Path, mutants: int) -> int:
+    from pipelint.plugins import forced_schedule as fs
+
+    cases = json.loads(manifest.read_text())["cases"] if manifest.name != "-" else []
+    cases = [*cases, *(_mutant_cases(mutants) if mutants else [])]
+    out.mkdir(parents=True, exist_ok=True)
+    doc: dict[str, Any] = {"manifest": str(manifest), "cases": []}
+    for case in cases:
+        folder = out / case["id"]
+        (folder / "variants").mkdir(parents=True, exist_ok=True)
+        text = case.get("text") or _resolve(case["cu"], manifest).read_text()
+        entry = {k: v for k, v in case.items() if k != "text"}
+        try:
+            plans = fs.witnesses(text, case.get("cu") or f"{case['id']}.cu")
+            delays = fs.number([d for p in plans for d in p.delays])
+            (folder / "buggy.cu").write_text(text)
+            (folder / "buggy_fs.cu").write_text(fs.render(text, delays, select=True))
+            for d in delays:
+                (folder / "variants" / f"{d.number}.cu").write_text(fs.render(text, [d]))
+            twin_delays: list = []
+            if case.get("twin"):
+                twin = _resolve(case["twin"], manifest).read_text()
+                twin_delays = [fs.relocate(d, twin) for d in delays]
+                (folder / "twin.cu").write_text(twin)
+                (folder / "twin_fs.cu").write_text(fs.render(twin, [d for d in twin_delays if d], select=True))
+                for d in twin_delays:
+                    if d:
+                        (folder / "variants" / f"twin_{d.number}.cu").write_text(fs.render(twin, [d]))
+        except fs.PlanError as exc:
+            entry["plan_error"] = str(exc)
+            doc["cases"].append(entry)
+            print(f"{case['id']}: {exc}", file=sys.stderr)
+            continue
+        entry["findings"] = []
+        k = 0
+        for p in plans:
+            rows = []
+            for _ in p.delays:
+                d, t = delays[k], (twin_delays[k] if twin_delays else None)
+                k += 1
+                rows.append({"number": d.number, "side": d.side, "describe": d.describe(), "separable": d.separable,
+                             "twin_line": t.line if t else None})
+            entry["findings"].append({"rule": p.rule, "line": p.line, "message": p.message,
+                                      "witness": p.witness.to_json() if p.witness else None,
+                                      "why_none": p.why_none, "delays": rows})
+        doc["cases"].append(entry)
+        print(f"{case['id']}: {len(plans)} finding(s), {len(delays)} delay(s)", flush=True)
+    (out / "plan.json").write_text(json.dumps(doc, indent=2) + "\n")
+    return 0
+
+
+def _resolve(path: str, manifest: Path) -> Path:
+    p = Path(path)
+    return p if p.is_absolute() or p.exists() else manifest.parent / p
+
+
+# ------------------------------------------------------------------ run (GPU)
+def _run(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> dict[str, Any]:
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                            start_new_session=True, env={**os.environ, **(env or {})})
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        timed_out = True
+    return {"rc": None if timed_out else proc.returncode, "timeout": timed_out,
+            "seconds": round(time.monotonic() - t0, 2), "output": out or ""}
+
+
+def _build_raw(case: dict, cu: Path, build: Path, arch: str, select: bool) -> dict[str, Any]:
+    import raw_launch
+
+    try:
+        raw_launch.generate(cu, build, grid=raw_launch._parse_triple(str(case.get("grid", "1,1,1"))),
+                            scalars={k: str(v) for k, v in case.get("params", {}).items()}, seed=case.get("seed", 0),
+                            arch=arch, fast_math=bool(case.get("fast_math")), kernel_name=case.get("kernel"))
+    except raw_launch.Refused as exc:
+        return {"ok": False, "refused": str(exc)}
+    if select:
+        host = (build / "host.cu").read_text()
+        if HOST_HOOK not in host:
+            return {"ok": False, "refused": "raw_launch's host program changed: no launch line to hook"}
+        (build / "host.cu").write_text(host.replace(HOST_HOOK, HOST_SELECT + HOST_HOOK, 1))
+    res = raw_launch.build_binary(build, arch, bool(case.get("fast_math")))
+    return {"ok": res["ok"], "seconds": res["seconds"], **({} if res["ok"] else {"log": res["log"][-2000:]})}
+
+
+def _sanitizer_summary(text: str) -> dict[str, Any]:
+    race = re.search(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", text)
+    err = re.search(r"ERROR SUMMARY: (\d+) errors?", text)
+    lines = Counter(re.findall(r"kernel\.cu:(\d+)", text))
+    if race:
+        return {"errors": int(race.group(2)), "warnings": int(race.group(3)), "cited_lines": dict(lines.most_common(8))}
+    if err:
+        return {"errors": int(err.group(1)), "cited_lines": dict(lines.most_common(8))}
+    reports = len(re.findall(r"^=+ (?:Error|Warning)", text, re.M))
+    return {"errors": reports or None, "incomplete": True, "cited_lines": dict(lines.most_common(8))}
+
+
+def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, timeout: float,
+              pool: ThreadPoolExecutor) -> None:
+    """Build the four programs of one case, then every run, then the comparisons."""
+    import raw_launch
+
+    cid = entry["id"]
+    folder = plan_dir / cid
+    names = ["buggy", "buggy_fs"] + (["twin", "twin_fs"] if (folder / "twin.cu").is_file() else [])
+    futs = {n: pool.submit(_build_raw, entry, folder / f"{n}.cu", builds / cid / n, arch, n.endswith("_fs"))
+            for n in names}
+    entry["builds"] = {n: f.result() for n, f in futs.items()}
+    numbers = [d["number"] for f in entry.get("findings", []) for d in f["delays"]]
+    jobs: dict[str, Any] = {}
+
+    def exe(n: str) -> str:
+        return str(builds / cid / n / "raw_launch")
+
+    def dump(tag: str) -> str:
+        return str(builds / cid / f"{tag}.bin")
+
+    if entry["builds"]["buggy"]["ok"]:
+        for i in (1, 2):
+            jobs[f"natural{i}"] = pool.submit(_run, [exe("buggy"), dump(f"natural{i}")], timeout)
+        for tool in ("racecheck", "synccheck"):
+            jobs[tool] = pool.submit(_run, ["compute-sanitizer", "--tool", tool, "--print-limit", "20",
+                                            exe("buggy"), dump(tool)], timeout)
+    if entry["builds"].get("buggy_fs", {}).get("ok"):
+        for k in [0, *numbers]:
+            jobs[f"v{k}"] = pool.submit(_run, [exe("buggy_fs"), dump(f"v{k}")], timeout, {"PL_FS_SELECT": str(k)})
+    if entry["builds"].get("twin", {}).get("ok"):
+        jobs["twin"] = pool.submit(_run, [exe("twin"), dump("twin")], timeout)
+    if entry["builds"].get("twin_fs", {}).get("ok"):
+        for k in [0, *numbers]:
+            jobs[f"t{k}"] = pool.submit(_run, [exe("twin_fs"), dump(f"t{k}")], timeout, {"PL_FS_SELECT": str(k)})
+    results = {k: f.result() for k, f in jobs.items()}
+    meta_path = builds / cid / "buggy" / "meta.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else None
+
+    def diff(a: str, b: str) -> int | None:
+        pa, pb = Path(dump(a)), Path(dump(b))
+        if meta is None or not pa.is_file() or not pb.is_file():
+            return None
+        c = raw_launch.compare(meta, pa, pb)
+        # elements that differ (a NaN where a number was counts; bytes that differ only in a NaN's
+        # payload count as one)
+        return 0 if c["identical"] else sum(max(1, int(x.get("differing_elements", 0)))
+                                            for x in c["buffers"].values() if not x["identical"])
+
+    def summary(tag: str, base: str) -> dict[str, Any]:
+        r = results.get(tag)
+        if r is None:
+            return {"not_run": True}
+        ok = "RAW_LAUNCH ok" in r["output"]
+        rec: dict[str, Any] = {"timeout": r["timeout"], "crashed": not r["timeout"] and not ok,
+                               "seconds": r["seconds"]}
+        if ok:
+            rec["mismatches"] = diff(base, tag)
+        else:
+            rec["tail"] = r["output"][-600:]
+        return rec
+
+    natural = {"runs": [summary("natural1", "natural1"), summary("natural2", "natural1")]}
+    natural["timeout"] = any(r.get("timeout") for r in natural["runs"])
+    natural["deterministic"] = natural["runs"][1].get("mismatches") == 0
+    if "twin" in results and "RAW_LAUNCH ok" in results["twin"]["output"]:
+        natural["wrong"] = diff("twin", "natural1")
+        if entry.get("reference") and meta is not None and Path(dump("natural1")).is_file():
+            try:
+                natural["reference"] = raw_launch.check_reference(meta, Path(dump("natural1")), entry["reference"])
+            except Exception as exc:  # noqa: BLE001 - a bad expression is recorded
+                natural["reference"] = {"error": str(exc)}
+    entry["natural"] = natural
+    entry["poisoned"] = summary("v0", "natural1")
+    entry["twin_poisoned"] = summary("t0", "twin") if "t0" in results else None
+    entry["sanitizers"] = {t: {**_sanitizer_summary(results[t]["output"]), "timeout": results[t]["timeout"],
+                               "seconds": results[t]["seconds"]} for t in ("racecheck", "synccheck") if t in results}
+    for f in entry.get("findings", []):
+        for d in f["delays"]:
+            d["variant"] = summary(f"v{d['number']}", "natural1")
+            d["control"] = summary(f"t{d['number']}", "twin") if d.get("twin_line") and "twin" in results else None
+    logs = out / "logs"
+    logs.mkdir(exist_ok=True)
+    with open(logs / f"{cid}.log", "w") as fh:
+        for tag, r in sorted(results.items()):
+            fh.write(f"##### {cid} {tag} rc={r['rc']} timeout={r['timeout']} {r['seconds']} s\n")
+            fh.write("\n".join(r["output"].splitlines()[:60]) + "\n")
+
+
+def _tilelang_case(entry: dict, plan_dir: Path, work: Path, timeout: float, pool: ThreadPoolExecutor) -> None:
+    """The same runs through TileLang's callback: one compile per variant (`verify --run`)."""
+    import torch
+
+    cid = entry["id"]
+    folder = plan_dir / cid
+    base = dict(entry["spec"])
+    (work / cid).mkdir(parents=True, exist_ok=True)
+
+    def spec_run(tag: str, cu: Path, tool: str | None = None) -> Any:
+        spec = {**base, "cuda": str(cu), "out": None if tool else str(work / cid / f"{tag}.pt")}
+        path = work / cid / f"{tag}.json"
+        path.write_text(json.dumps(spec))
+        cmd = [sys.executable, "-m", "pipelint.plugins.verify", "--run", str(path)]
+        if tool:
+            cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "20", *cmd]
+        return pool.submit(_run, cmd, timeout, {"TILELANG_DISABLE_CACHE": "1", "PYTHONUNBUFFERED": "1"})
+
+    numbers = [d["number"] for f in entry.get("findings", []) for d in f["delays"]]
+    jobs = {"natural1": spec_run("natural1", folder / "buggy.cu"),
+            "natural2": spec_run("natural2", folder / "buggy.cu"),
+            "racecheck": spec_run("racecheck", folder / "buggy.cu", "racecheck"),
+            "synccheck": spec_run("synccheck", folder / "buggy.cu", "synccheck")}
+    for k in numbers:
+        jobs[f"v{k}"] = spec_run(f"v{k}", folder / "variants" / f"{k}.cu")
+    if (folder / "twin.cu").is_file():
+        jobs["twin"] = spec_run("twin", folder / "twin.cu")
+        for k in numbers:
+            if (folder / "variants" / f"twin_{k}.cu").is_file():
+                jobs[f"t{k}"] = spec_run(f"t{k}", folder / "variants" / f"twin_{k}.cu")
+    results = {k: f.result() for k, f in jobs.items()}
+
+    def diff(a: str, b: str) -> int | None:
+        pa, pb = work / cid / f"{a}.pt", work / cid / f"{b}.pt"
+        if not pa.is_file() or not pb.is_file():
+            return None
+        n = 0
+        for x, y in zip(torch.load(pa), torch.load(pb)):
+            x, y = x.float(), y.float()
+            n += int(((x != y) & ~(torch.isnan(x) & torch.isnan(y))).sum())
+        return n
+
+    def summary(tag: str, ref: str) -> dict[str, Any]:
+        r = results.get(tag)
+        if r is None:
+            return {"not_run": True}
+        ok = "RESULT " in r["output"]
+        rec: dict[str, Any] = {"timeout": r["timeout"], "crashed": not r["timeout"] and not ok, "seconds": r["seconds"]}
+        if ok:
+            rec["mismatches"] = diff(ref, tag)
+        else:
+            rec["tail"] = r["output"][-600:]
+        return rec
+
+    natural = {"runs": [summary("natural1", "natural1"), summary("natural2", "natural1")]}
+    natural["timeout"] = any(r.get("timeout") for r in natural["runs"])
+    natural["deterministic"] = natural["runs"][1].get("mismatches") == 0
+    if "twin" in results:
+        natural["wrong"] = diff("twin", "natural1")
+    entry["natural"] = natural
+    entry["sanitizers"] = {t: {**_sanitizer_summary(results[t]["output"]), "timeout": results[t]["timeout"]}
+                           for t in ("racecheck", "synccheck")}
+    for f in entry.get("findings", []):
+        for d in f["delays"]:
+            d["variant"] = summary(f"v{d['number']}", "natural1")
+            d["control"] = summary(f"t{d['number']}", "twin") if f"t{d['number']}" in results else None
+
+
+def run(plan_dir: Path, out: Path, jobs: int, timeout: float, arch: str, only: set[str] | None) -> int:
+    doc = json.loads((plan_dir / "plan.json").read_text())
+    out.mkdir(parents=True, exist_ok=True)
+    builds = Path("/tmp/forced_schedule_builds")
+    t0 = time.monotonic()
+    cases = [c for c in doc["cases"] if not c.get("plan_error") and (only is None or c["id"] in only)]
+    with ThreadPoolExecutor(jobs) as pool, ThreadPoolExecutor(max(1, len(cases))) as outer:
+        futs = []
+        for c in cases:
+            if c.get("backend") == "tilelang":
+                futs.append(outer.submit(_tilelang_case, c, plan_dir, builds / "tilelang", timeout, pool))
+            else:
+                futs.append(outer.submit(_raw_case, c, plan_dir, builds, out, arch, timeout, pool))
+        for c, f in zip(cases, futs):
+            try:
+                f.result()
+            except Exception as exc:  # noqa: BLE001 - one case's failure is recorded, the run goes on
+                c["run_error"] = f"{type(exc).__name__}: {exc}"
+            print(f"{c['id']}: done at {time.monotonic() - t0:.0f} s", flush=True)
+    doc["seconds"] = round(time.monotonic() - t0, 1)
+    doc["date"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    doc["jobs"], doc["timeout_s"] = jobs, timeout
+    (out / "forced_schedule.json").write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"wrote {out / 'forced_schedule.json'} ({doc['seconds']} s)", flush=True)
+    return 0
+
+
+# ------------------------------------------------------------------ report (CPU)
+def verdicts(doc: dict) -> list[dict[str, Any]]:
+    """One row per finding with its verdict (`forced_schedule_verdict.finding_verdict`)."""
+    from pipelint.plugins.forced_schedule_verdict import finding_verdict
+
+    rows = []
+    for c in doc["cases"]:
+        for f in c.get("findings", []):
+            natural = dict(c.get("natural") or {})
+            if "natural" not in c:
+                v = {"verdict": "not run", "delay": None, "mismatches": None, "tried": [],
+                     "harness_error": None}
+            else:
+                v = finding_verdict(f, natural, c.get("sanitizers", {}))
+            rows.append({"case": c["id"], "class": c.get("class", ""), "rule": f["rule"], "line": f["line"],
+                         "suite": c.get("suite", ""), "verify": v})
+    return rows
+
+
+def report(plan_dir: Path, results: Path, out_md: Path | None) -> int:
+    from pipelint.plugins.forced_schedule_verdict import control_changes, render_table
+
+    doc = json.loads(results.read_text())
+    rows = verdicts(doc)
+    changed, compared = control_changes(doc["cases"])
+    text = render_table(rows)
+    text += f"\ncontrols: {changed} of {compared} twin runs under a delay changed the twin's output\n"
+    text += f"run: {doc.get('seconds')} s, {doc.get('jobs')} processes at a time, timeout {doc.get('timeout_s')} s\n"
+    print(text)
+    if out_md:
+        out_md.write_text(json.dumps({"rows": rows, "controls_changed": changed, "controls_compared": compared},
+                                     indent=2) + "\n")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="step", required=True)
+    p = sub.add_parser("plan")
+    p.add_argument("manifest")
+    p.add_argument("out")
+    p.add_argument("--mutants", type=int, default=0)
+    r = sub.add_parser("run")
+    r.add_argument("plan")
+    r.add_argument("out")
+    r.add_argument("--jobs", type=int, default=16)
+    r.add_argument("--timeout", type=float, default=90.0)
+    r.add_argument("--arch", default="sm_90a")
+    r.add_argument("--only", default=None)
+    q = sub.add_parser("report")
+    q.add_argument("plan")
+    q.add_argument("results")
+    q.add_argument("out", nargs="?")
+    a = ap.parse_args(argv)
+    if a.step == "plan":
+        return plan(Path(a.manifest), Path(a.out), a.mutants)
+    if a.step == "run":
+        return run(Path(a.plan), Path(a.out), a.jobs, a.timeout, a.arch, set(a.only.split(",")) if a.only else None)
+    return report(Path(a.plan), Path(a.results), Path(a.out) if a.out else None)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""Verdicts of forced-schedule runs (issue 36): pure, tested on recorded data without a GPU.
+
+For one finding the evidence is: the unedited kernel's natural-schedule runs, one run per delay
+variant (its output compared with the natural one: how many elements changed), the same delay on
+the fixed twin (the control: must change nothing), compute-sanitizer racecheck/synccheck on the
+unedited kernel and hang timeouts.  The verdict is the strongest evidence, in this order:
+
+1. `confirmed by forced schedule` — a delay changed the output while the same delay left the
+   twin's output alone (or there is no twin); with the delay and the mismatch count;
+2. `confirmed by output` — the natural schedule's output is already wrong (against the twin's
+   output or `--reference`), with no delay needed;
+3. `confirmed by racecheck` / `confirmed by synccheck` — the sanitizer reported errors;
+4. `confirmed by a hang` — a run timed out (an mbarrier waiting for a phase that never comes);
+5. `not reproduced` — with what was tried.  Never "false": a schedule not found is not a proof.
+
+A delay that changes the *twin's* output is a bug in the harness (a delay must not change a
+correct kernel), reported as `harness_error` on the run and never counted as a confirmation.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+CONFIRMED_FORCED = "confirmed by forced schedule"
+CONFIRMED_OUTPUT = "confirmed by output"
+CONFIRMED_RACECHECK = "confirmed by racecheck"
+CONFIRMED_SYNCCHECK = "confirmed by synccheck"
+CONFIRMED_HANG = "confirmed by a hang"
+NOT_REPRODUCED = "not reproduced"
+
+
+def _changed(run: dict[str, Any] | None) -> int | None:
+    """Elements a run's output changed against its natural output (None: not compared)."""
+    if not run or run.get("timeout") or run.get("crashed"):
+        return None
+    return run.get("mismatches")
+
+
+def finding_verdict(finding: dict[str, Any], natural: dict[str, Any], sanitizers: dict[str, Any]) -> dict[str, Any]:
+    """`finding`: {"delays": [{"describe", "number", "variant": RUN, "control": RUN|None}]};
+    `natural`: {"runs": [RUN, ...], "wrong": N|None (vs the twin or reference), "timeout": bool};
+    `sanitizers`: {"racecheck": {"errors"}, "synccheck": {"errors"}}.  RUN: {"mismatches",
+    "timeout", "crashed"}.  Returns the verdict, the delay and mismatches behind it, what was
+    tried and any harness error."""
+    tried: list[str] = []
+    harness: list[str] = []
+    best: tuple[int, str] | None = None
+    hang = bool(natural.get("timeout"))
+    for d in finding.get("delays", []):
+        run, control = d.get("variant"), d.get("control")
+        changed, twin = _changed(run), _changed(control)
+        if run and run.get("timeout"):
+            hang = True
+        note = d["describe"] + (": timeout" if run and run.get("timeout") else
+                                ": crashed" if run and run.get("crashed") else
+                                f": {changed} changed" if changed is not None else ": not run")
+        if control is not None:
+            note += f", twin {twin} changed" if twin is not None else ", twin not run"
+        tried.append(note)
+        if twin:
+            harness.append(f"{d['describe']} changed the fixed twin's output ({twin} elements)")
+            continue
+        if changed and (best is None or changed > best[0]):
+            best = (changed, d["describe"])
+    out: dict[str, Any] = {"tried": tried, "harness_error": "; ".join(harness) or None}
+    rc = (sanitizers.get("racecheck") or {}).get("errors") or 0
+    sc = (sanitizers.get("synccheck") or {}).get("errors") or 0
+    if best is not None:
+        out.update(verdict=CONFIRMED_FORCED, delay=best[1], mismatches=best[0])
+    elif natural.get("wrong"):
+        out.update(verdict=CONFIRMED_OUTPUT, delay="none (natural schedule)", mismatches=natural["wrong"])
+    elif rc:
+        out.update(verdict=CONFIRMED_RACECHECK, delay=None, mismatches=None, racecheck_errors=rc)
+    elif sc:
+        out.update(verdict=CONFIRMED_SYNCCHECK, delay=None, mismatches=None, synccheck_errors=sc)
+    elif hang:
+        out.update(verdict=CONFIRMED_HANG, delay=None, mismatches=None)
+    else:
+        out.update(verdict=NOT_REPRODUCED, delay=None, mismatches=0)
+    out["racecheck_errors"], out["synccheck_errors"] = rc, sc
+    return out
+
+
+def control_changes(cases: list[dict[str, Any]]) -> tuple[int, int]:
+    """(twin runs under a delay that changed the twin's output, twin runs compared) over cases."""
+    changed = compared = 0
+    for case in cases:
+        for f in case.get("findings", []):
+            for d in f.get("delays", []):
+                n = _changed(d.get("control"))
+                if n is not None:
+                    compared += 1
+                    changed += bool(n)
+    return changed, compared
+
+
+def properties(v: dict[str, Any]) -> dict[str, Any]:
+    """The JSON/SARIF properties of a finding: `verify.verdict`, `verify.delay`, `verify.mismatches`."""
+    return {"verify.verdict": v["verdict"], "verify.delay": v.get("delay"), "verify.mismatches": v.get("mismatches")}
+
+
+def render_table(rows: list[dict[str, Any]]) -> str:
+    """One line per finding: case, rule, line, verdict, the delay and mismatches behind it."""
+    from pipelint.report.table import columns
+
+    table = [("case", "rule", "line", "verdict", "delay", "mismatches", "racecheck")]
+    for r in rows:
+        v = r["verify"]
+        mism = "-" if v.get("mismatches") is None else str(v["mismatches"])
+        table.append((r["case"], r["rule"], str(r["line"]), v["verdict"], v.get("delay") or "-", mism,
+                      str(v.get("racecheck_errors", "-"))))
+    lines = columns(table)
+    errors = [f"{r['case']}:{r['line']}: {r['verify']['harness_error']}" for r in rows
+              if r["verify"].get("harness_error")]
+    if errors:
+        lines.append("HARNESS ERROR (a delay changed a correct kernel's output): " + "; ".join(errors))
+    return "\n".join(lines) + "\n"

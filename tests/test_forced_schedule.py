@@ -1,0 +1,195 @@
+"""Witness-directed schedule forcing (issue 36), CPU side: the witness, where each delay goes and
+under which guard, that the variants still parse with every line at its number, the controls on
+the fixed twin, and the verdicts from recorded run results.  No GPU."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+from helpers import ROOT
+
+from pipelint.cuda.parser import parse
+from pipelint.plugins import forced_schedule as fs
+from pipelint.plugins.forced_schedule_verdict import (
+    CONFIRMED_FORCED,
+    CONFIRMED_HANG,
+    CONFIRMED_OUTPUT,
+    CONFIRMED_RACECHECK,
+    NOT_REPRODUCED,
+    control_changes,
+    finding_verdict,
+    properties,
+    render_table,
+)
+
+HAND = ROOT / "tests" / "fixtures" / "handwritten"
+KERNELS = ROOT / "tests" / "fixtures" / "kernels"
+
+
+def _plans(path):
+    text = path.read_text()
+    return text, fs.witnesses(text, str(path))
+
+
+def _changed_lines(a: str, b: str) -> list[int]:
+    la, lb = a.split("\n"), b.split("\n")
+    assert len(la) == len(lb), "a variant must keep every line at its number"
+    return [i + 1 for i, (x, y) in enumerate(zip(la, lb)) if x != y]
+
+
+def test_warp_group_barrier_witness_delays_the_other_group_before_its_store():
+    text, plans = _plans(HAND / "wg_partial_sync_sm_80_s0.cu")
+    [p] = plans
+    assert p.rule == "barrier-scope" and p.witness is not None
+    w = p.witness
+    assert (w.kind, w.first.line, w.second.line) == ("RAW", 29, 35)
+    assert w.first.threads == tuple(range(0, 256)) or set(w.first.threads) >= set(range(128))
+    assert set(w.second.threads) == set(range(128, 256))
+    first, second = p.delays
+    # the writers that the readers' barrier does not order: warps 0-3, before the store of line 29
+    assert (first.side, first.line, first.warps) == ("first", 29, (0, 1, 2, 3))
+    assert (second.side, second.line, second.warps) == ("second", 35, (4, 5, 6, 7))
+    out = fs.render(text, [first])
+    changed = _changed_lines(text, out)
+    poison_line = 27                       # after `__shared__ float S[256];`, the kernel's shared declaration
+    assert 29 in changed and set(changed) <= {29, poison_line}
+    line = out.split("\n")[28]
+    assert line.lstrip().startswith("if (((0 <= ((int)threadIdx.x) && ((int)threadIdx.x) < 128)))")
+    assert line.endswith(text.split("\n")[28].lstrip()), "the statement itself is kept, after the delay"
+    assert "clock64()" in line and "__nanosleep" in line
+    parse(out)
+
+
+def test_conditional_writers_delay_only_the_writers_warp():
+    text, [p] = _plans(HAND / "cond_writers_nobarrier.cu")
+    assert p.rule == "shared-race"
+    first = p.delays[0]
+    assert first.warps == (0,) and first.line == 29 and first.separable
+    out = fs.render(text, [first])
+    assert "(0 <= ((int)threadIdx.x) && ((int)threadIdx.x) < 32)" in out.split("\n")[28]
+    # poisoned dynamic shared memory, sized by the launch
+    assert "%%dynamic_smem_size" in out.split("\n")[24] and "((volatile unsigned char*)S)" in out
+
+
+def test_write_write_gets_both_orders():
+    text, [p] = _plans(HAND / "write_write_sm_80_s0.cu")
+    assert p.rule == "shared-write-race" and p.witness.kind == "WAW"
+    assert {d.side for d in p.delays} == {"first", "second"}
+    assert {d.line for d in p.delays} == {28, 30}
+    a, b = p.delays
+    assert a.warps != b.warps, "each order delays the other thread's warp"
+
+
+def _mutant(name):
+    sys.path.insert(0, str(ROOT / "tests"))
+    from mutants import mutate
+
+    return next(m for m in mutate.all_mutants() if m.name == name)
+
+
+def test_iteration_guard_inside_the_pipelined_loop_only():
+    m = _mutant("drop-loop-head-barrier")
+    plans = fs.witnesses(m.text, "m.cu")
+    assert plans and all(p.rule == "missing-barrier" for p in plans)
+    d_read, d_copy = plans[0].delays
+    # WAR: the read of iteration 0 must come late; the copy that overwrites it is iteration 1's
+    assert d_read.iteration == (("k", 0),) and d_copy.iteration == (("k", 1),)
+    out = fs.render(m.text, [d_read, d_copy])
+    assert "(k == 0)" in out.split("\n")[d_read.line - 1] and "(k == 1)" in out.split("\n")[d_copy.line - 1]
+    # a copy of the prologue (outside the loop) has no iteration guard
+    m2 = _mutant("drop-barrier-after-wait")
+    prologue = next(d for p in fs.witnesses(m2.text, "m.cu") for d in p.delays if not d.iteration)
+    line = fs.render(m2.text, [prologue]).split("\n")[prologue.line - 1]
+    assert "k ==" not in line and "threadIdx.x" in line
+
+
+def test_selector_build_numbers_every_delay_and_declares_the_variable_once():
+    text, [p] = _plans(HAND / "cond_writers_nobarrier.cu")
+    delays = fs.number(p.delays)
+    assert [d.number for d in delays] == [1, 2]
+    out = fs.render(text, delays, select=True)
+    assert out.count(f"__device__ int {fs.SELECT_VAR} = 0;") == 1
+    assert f"({fs.SELECT_VAR} == 1) &&" in out.split("\n")[28] and f"({fs.SELECT_VAR} == 2) &&" in out.split("\n")[31]
+    parse(out)
+
+
+def test_controls_put_the_same_delay_on_the_fixed_twin():
+    text, [p] = _plans(HAND / "cond_writers_nobarrier.cu")
+    twin = (KERNELS / "cond_writers_sm_80_s0.cu").read_text()
+    moved = [fs.relocate(d, twin) for d in p.delays]
+    assert all(moved)
+    for d, t in zip(p.delays, moved):
+        assert twin.split("\n")[t.line - 1].strip().startswith(d.anchor[:40])
+    out = fs.render(twin, moved)
+    assert _changed_lines(twin, out) and parse(out)
+    # a twin without the statement: no control for that delay, said as None
+    other = (KERNELS / "wg_full_sync_sm_80_s0.cu").read_text()
+    assert fs.relocate(p.delays[0], other) is None
+
+
+STATIC = """extern "C" __global__ void __launch_bounds__(64, 1) k(float* __restrict__ B) {
+  __shared__ float T[64];
+  T[((int)threadIdx.x)] = 1.0f;
+  B[((int)threadIdx.x)] = T[(63 - ((int)threadIdx.x))];
+}
+"""
+
+
+def test_static_shared_arrays_are_poisoned_by_their_size():
+    out = fs.render(STATIC, [])
+    assert _changed_lines(STATIC, out) == [2]
+    assert "sizeof(T)" in out.split("\n")[1] and out.split("\n")[1].endswith("__syncthreads();")
+    assert fs.render(STATIC, [], poison=False) == STATIC
+    [p] = fs.witnesses(STATIC, "k.cu")
+    assert p.rule == "shared-race" and p.delays[0].line == 3 and p.delays[0].warps == (1,)
+
+
+def test_bad_cuda_is_one_clear_error():
+    with pytest.raises(fs.PlanError, match="does not parse"):
+        fs.render("__global__ void k( {", [])
+    d = fs.Delay("first", 3, "no such statement;", 0, (0,))
+    with pytest.raises(fs.PlanError, match="no statement"):
+        fs.render((HAND / "cond_writers_nobarrier.cu").read_text(), [d])
+
+
+def test_witness_json_names_both_sides():
+    _, [p] = _plans(HAND / "wg_partial_sync_sm_80_s0.cu")
+    j = p.witness.to_json()
+    assert j["first"]["line"] == 29 and j["second"]["threads"] == "128-255" and j["kind"] == "RAW"
+
+
+# ------------------------------------------------------------------ verdicts
+RUN_OK = {"mismatches": 0, "timeout": False, "crashed": False}
+
+
+def _finding(*delays):
+    return {"delays": [{"describe": f"d{i}", "number": i + 1, "variant": v, "control": c}
+                       for i, (v, c) in enumerate(delays)]}
+
+
+def test_a_delay_that_breaks_the_buggy_kernel_and_not_the_twin_confirms():
+    f = _finding(({"mismatches": 0}, RUN_OK), ({"mismatches": 199}, RUN_OK))
+    v = finding_verdict(f, {"runs": [RUN_OK, RUN_OK]}, {"racecheck": {"errors": 0}})
+    assert v["verdict"] == CONFIRMED_FORCED and v["delay"] == "d1" and v["mismatches"] == 199
+    assert v["harness_error"] is None
+    assert properties(v) == {"verify.verdict": CONFIRMED_FORCED, "verify.delay": "d1", "verify.mismatches": 199}
+
+
+def test_a_delay_that_changes_the_twin_is_a_harness_error_not_a_confirmation():
+    f = _finding(({"mismatches": 50}, {"mismatches": 3}))
+    v = finding_verdict(f, {"runs": [RUN_OK]}, {})
+    assert v["verdict"] == NOT_REPRODUCED and "changed the fixed twin" in v["harness_error"]
+    table = render_table([{"case": "c", "rule": "shared-race", "line": 3, "verify": v}])
+    assert "HARNESS ERROR" in table
+    assert control_changes([{"findings": [f]}]) == (1, 1)
+
+
+def test_fallbacks_output_racecheck_hang_and_never_false():
+    none = _finding((RUN_OK, RUN_OK))
+    assert finding_verdict(none, {"runs": [RUN_OK], "wrong": 7}, {})["verdict"] == CONFIRMED_OUTPUT
+    assert finding_verdict(none, {"runs": [RUN_OK]}, {"racecheck": {"errors": 2}})["verdict"] == CONFIRMED_RACECHECK
+    hang = _finding(({"timeout": True}, None))
+    assert finding_verdict(hang, {"runs": [RUN_OK]}, {})["verdict"] == CONFIRMED_HANG
+    v = finding_verdict(none, {"runs": [RUN_OK]}, {"racecheck": {"errors": 0}})
+    assert v["verdict"] == NOT_REPRODUCED and v["tried"] == ["d0: 0 changed, twin 0 changed"]
+    assert "false" not in v["verdict"]
