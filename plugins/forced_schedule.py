@@ -33,7 +33,7 @@ from typing import Any
 from pipelint.cuda import ast as A
 
 FORCED_RULES = frozenset({"shared-race", "shared-write-race", "barrier-scope", "missing-barrier", "global-race",
-                          "wait-too-shallow", "mbarrier-release", "version-overwrite"})
+                          "wait-too-shallow", "uncommitted-copy", "mbarrier-release", "version-overwrite"})
 WARP = 32
 DELAY_CYCLES = 4_000_000           # ~2 ms at the H200's 1.98 GHz: far beyond any copy's or barrier's latency
 SELECT_VAR = "pl_fs_select"
@@ -269,6 +269,11 @@ def _score(w: Witness) -> tuple[int, int]:
 def witnesses(text: str, path: str = "kernel.cu", host: Any = None) -> list[FindingPlan]:
     """pipelint's findings on `text` that forced scheduling addresses, each with its witness and
     delays (`why_none` says why a finding has none)."""
+    return analyze(text, path, host)[0]
+
+
+def analyze(text: str, path: str = "kernel.cu", host: Any = None) -> tuple[list[FindingPlan], list[Any]]:
+    """`witnesses`, and every finding pipelint reports on `text` (for tables of static vs dynamic)."""
     from pipelint.engine import analyze_source
     from pipelint.pluginhost import load_plugins
 
@@ -295,7 +300,7 @@ def witnesses(text: str, path: str = "kernel.cu", host: Any = None) -> list[Find
         if not plan.delays:
             plan.why_none = "neither side has threads to delay"
         plans.append(plan)
-    return plans
+    return plans, findings
 
 
 # ------------------------------------------------------------------ delays

@@ -71,8 +71,24 @@ def run_spec(spec: dict) -> dict:
     if ref is not None:
         err = max(float((a.detach().cpu().float() - b.float()).abs().max()) for a, b in zip(outs, ref))
         finite = all(bool(torch.isfinite(a.detach().cpu().float()).all()) for a in outs)
-        result.update(max_abs_error=err, correct=finite and err <= spec.get("atol", 1e-2) * 10)
+        result.update(max_abs_error=err, correct=finite and err <= spec.get("atol", 1e-2) * 10,
+                      reference_mismatches=_mismatches(outs, ref, spec.get("atol", 1e-2) * 10))
+    if spec.get("natural") and Path(spec["natural"]).is_file():   # a forced schedule vs the natural one
+        result["mismatches"] = _mismatches(outs, torch.load(spec["natural"]), 0.0)
     return result
+
+
+def _mismatches(outs: list, expected: list, atol: float) -> int:
+    """Elements that differ by more than `atol` (a NaN where the other has a number counts; two
+    NaNs do not): the count a forced schedule's verdict reports."""
+    import torch
+
+    n = 0
+    for a, b in zip(outs, expected):
+        x, y = a.detach().cpu().float(), b.detach().cpu().float()
+        both_nan = torch.isnan(x) & torch.isnan(y)
+        n += int((((x - y).abs() > atol) | (torch.isnan(x) != torch.isnan(y))).logical_and(~both_nan).sum())
+    return n
 
 
 def _runner_main(path: str) -> int:
@@ -155,6 +171,16 @@ def pipelint_add_commands(subparsers: argparse._SubParsersAction) -> None:
                         "with --cu, the outputs of TileLang's own CUDA for the configuration)")
     p.add_argument("--tools", default="racecheck,synccheck", help="compute-sanitizer tools (comma-separated)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds before a run counts as a hang")
+    p.add_argument("--forced-schedule", action="store_true",
+                   help="for each race finding, run variants that delay one side of its witness (the threads and "
+                        "iteration pipelint names) and give a verdict: confirmed by forced schedule, by output, by "
+                        "racecheck/synccheck, by a hang, or not reproduced")
+    p.add_argument("--twin", default=None, metavar="FILE.cu",
+                   help="the fixed kernel for the controls: the same delays must not change its output (default: "
+                        "with --cu, TileLang's own CUDA for the configuration)")
+    p.add_argument("--evidence-dir", default=None, metavar="DIR",
+                   help="keep each variant's CUDA, outputs and logs here (a reproducer for a bug report)")
+    p.add_argument("--jobs", type=int, default=4, help="variants run at a time on the GPU (default 4)")
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="output format")
     p.add_argument("--output", "-o", default=None, help="write the report here")
     p.set_defaults(func=cmd_verify)
@@ -181,10 +207,11 @@ def cmd_verify(args: argparse.Namespace, host: Any) -> int:
     major, minor = torch.cuda.get_device_capability()
     arch = f"sm_{major}{minor}"
     configs = [parse_config(c) for c in args.config] or [{}]
+    forced = _forced_options(args)
     rows = [verify_variant(host, ref.file, ref.name, {**params, **cfg}, n, arch,
                            Path(args.cu).read_text() if args.cu else None,
                            tuple(t for t in args.tools.split(",") if t), args.timeout, args.reference,
-                           label=",".join(f"{k}={v}" for k, v in cfg.items()))
+                           label=",".join(f"{k}={v}" for k, v in cfg.items()), forced=forced)
             for cfg in configs for n in args.num_stages]
     text = render(args.format, rows, host)
     if args.output:
@@ -194,9 +221,35 @@ def cmd_verify(args: argparse.Namespace, host: Any) -> int:
     return 1 if any(r["join"]["verdict"] != "clean" for r in rows) else 0
 
 
+def _forced_options(args: argparse.Namespace) -> dict | None:
+    """`--forced-schedule`'s settings, checked before anything runs (a bad path: exit 2)."""
+    if not args.forced_schedule:
+        if args.twin or args.evidence_dir:
+            raise UsageError("--twin and --evidence-dir go with --forced-schedule")
+        return None
+    if args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: at least 1")
+    twin = None
+    if args.twin:
+        try:
+            twin = Path(args.twin).read_text()
+        except OSError as exc:
+            raise UsageError(f"--twin {args.twin}: {exc.strerror or exc}") from None
+    evidence = None
+    if args.evidence_dir:
+        evidence = Path(args.evidence_dir)
+        try:
+            evidence.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--evidence-dir {args.evidence_dir}: {exc.strerror or exc}") from None
+    return {"twin": twin, "evidence": evidence, "jobs": args.jobs}
+
+
 def verify_variant(host: Any, file: str, name: str | None, params: dict, n: int, arch: str, cuda: str | None,
-                   tools: tuple[str, ...], timeout: float, reference: str | None = None, label: str = "") -> dict:
-    """Static findings and GPU runs of one variant; the reference is TileLang's own CUDA for it."""
+                   tools: tuple[str, ...], timeout: float, reference: str | None = None, label: str = "",
+                   forced: dict | None = None) -> dict:
+    """Static findings and GPU runs of one variant; the reference is TileLang's own CUDA for it.
+    With `forced` (`--forced-schedule`), every race finding's delay variants too (`forced_runs`)."""
     from tilelang.tools.compile_only import compile_kernel_source
 
     from pipelint.engine import analyze_source
@@ -220,8 +273,87 @@ def verify_variant(host: Any, file: str, name: str | None, params: dict, n: int,
         dynamic = dynamic_runs({**base, "cuda": str(folder / "variant.cu"), "out": str(folder / "variant.pt"),
                                 "reference": str(folder / "reference.pt") if edited else None,
                                 "reference_expr": reference}, tools, timeout)
-    _, findings, _, _ = analyze_source(f"{label}.cu", text, host)
-    return make_row(label, findings, dynamic, host)
+        _, findings, _, _ = analyze_source(f"{label}.cu", text, host)
+        row = make_row(label, findings, dynamic, host)
+        if forced is not None:
+            twin = forced["twin"] if forced["twin"] is not None else (generated if edited else None)
+            where = forced["evidence"] / _slug(label) if forced["evidence"] else folder
+            row["forced"], row["forced_seconds"] = forced_runs(host, base, text, twin, dynamic, folder, where,
+                                                               timeout, forced["jobs"], label)
+    return row
+
+
+def _slug(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("_") or "variant"
+
+
+def forced_runs(host: Any, base: dict, text: str, twin: str | None, dynamic: dict, scratch: Path, where: Path,
+                timeout: float, jobs: int, label: str) -> tuple[list[dict], float]:
+    """Witness-directed schedule forcing (issue 36) for one variant: each race finding's delay
+    variants (`plugins.forced_schedule`), compiled through TileLang's callback and run in parallel
+    processes; the same delays on `twin` as controls; a verdict per finding
+    (`forced_schedule_verdict`).  The natural-schedule output is the one `dynamic` saved."""
+    import time
+
+    from pipelint.plugins import forced_schedule as fs
+    from pipelint.plugins.forced_schedule_verdict import finding_verdict
+
+    t0 = time.monotonic()
+    where.mkdir(parents=True, exist_ok=True)
+    try:
+        plans = fs.witnesses(text, f"{label}.cu", host)
+    except fs.PlanError as exc:
+        return [{"rule": "-", "line": 0, "verify": {"verdict": "not run", "why": str(exc)}}], 0.0
+    delays = fs.number([d for p in plans for d in p.delays])
+    natural_pt = scratch / "variant.pt"
+    twin_pt = where / "twin.pt"
+    runs: dict[str, Any] = {}
+    (where / "kernel.cu").write_text(text)
+
+    def one(tag: str, cuda_text: str, natural: Path | None) -> tuple[str, dict]:
+        cu = where / f"{tag}.cu"
+        cu.write_text(cuda_text)
+        spec = {**base, "cuda": str(cu), "out": str(where / f"{tag}.pt"),
+                "natural": str(natural) if natural else None}
+        res = dynamic_runs(spec, (), timeout)["run"]
+        (where / f"{tag}.json").write_text(json.dumps(res, indent=2) + "\n")
+        return tag, res
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futs = [pool.submit(one, f"delay_{d.number}", fs.render(text, [d]), natural_pt) for d in delays]
+        moved: dict[int, Any] = {}
+        if twin is not None:
+            runs.update([one("twin", twin, None)])            # the twin's natural output first
+            for d in delays:
+                t = fs.relocate(d, twin)
+                if t is not None:
+                    moved[d.number] = t
+                    futs.append(pool.submit(one, f"twin_delay_{d.number}", fs.render(twin, [t]), twin_pt))
+        runs.update(f.result() for f in futs)
+    run = dynamic.get("run") or {}
+    wrong = run.get("reference_mismatches")
+    if twin is not None and twin_pt.is_file() and natural_pt.is_file():     # the natural output vs the twin's
+        import torch
+
+        wrong = _mismatches(torch.load(natural_pt), torch.load(twin_pt), 0.0)
+    natural = {"runs": [run], "timeout": bool(run.get("timeout")), "wrong": wrong}
+    out = []
+    k = 0
+    for p in plans:
+        rows = []
+        for _ in p.delays:
+            d = delays[k]
+            k += 1
+            rows.append({"describe": d.describe(), "number": d.number, "variant": runs.get(f"delay_{d.number}"),
+                         "control": runs.get(f"twin_delay_{d.number}") if d.number in moved else None})
+        verdict = finding_verdict({"delays": rows}, natural, dynamic) if p.delays else {
+            "verdict": "not reproduced", "delay": None, "mismatches": None, "tried": [p.why_none],
+            "harness_error": None}
+        out.append({"rule": p.rule, "line": p.line, "witness": p.witness.to_json() if p.witness else None,
+                    "verify": verdict, "evidence": str(where)})
+    seconds = round(time.monotonic() - t0, 1)
+    (where / "forced_schedule.json").write_text(json.dumps({"findings": out, "seconds": seconds}, indent=2) + "\n")
+    return out, seconds
 
 
 def make_row(variant: str, findings: list, dynamic: dict, host: Any) -> dict:
@@ -235,6 +367,8 @@ def make_row(variant: str, findings: list, dynamic: dict, host: Any) -> dict:
 
 
 def render(fmt: str, rows: list[dict], host: Any = None) -> str:
+    from pipelint.plugins.forced_schedule_verdict import properties as forced_properties
+    from pipelint.plugins.forced_schedule_verdict import render_table as forced_table
     from pipelint.plugins.verify_join import render_table
 
     if fmt == "json":
@@ -253,13 +387,24 @@ def render(fmt: str, rows: list[dict], host: Any = None) -> str:
         doc = json.loads(sarif(report, host=host))
         from urllib.parse import unquote
 
+        forced = {(f["rule"], r["variant"], f["line"]): f for r in rows for f in r.get("forced", [])}
         for result in doc["runs"][0]["results"]:       # the GPU's verdict as result properties
             loc = result["locations"][0]["physicalLocation"]
             key = (result["ruleId"], unquote(loc["artifactLocation"]["uri"]), loc["region"]["startLine"])
             if key in verdicts:
                 result.setdefault("properties", {})["gpu"] = verdicts[key]
+            if key in forced:
+                props = result.setdefault("properties", {})
+                props.update(forced_properties(forced[key]["verify"]))
+                props["witness"] = forced[key]["witness"]
         return json.dumps(doc, indent=2, sort_keys=True) + "\n"
-    return render_table(rows)
+    text = render_table(rows)
+    forced_rows = [{"case": r["variant"], **f} for r in rows for f in r.get("forced", [])]
+    if forced_rows:
+        text += "\nforced schedules:\n" + forced_table(forced_rows)
+        text += "".join(f"{r['variant']}: forced schedules took {r.get('forced_seconds')} s\n" for r in rows
+                        if "forced" in r)
+    return text
 
 
 if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--run":

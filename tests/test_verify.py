@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from helpers import ROOT
@@ -92,7 +93,7 @@ def test_sanitizers_run_the_kernel_without_the_reference(monkeypatch):
     seen = {}
 
     def fake_run(cmd, **kw):
-        spec = json.loads(open(cmd[-1]).read())
+        spec = json.loads(Path(cmd[-1]).read_text())
         seen[cmd[2] if cmd[0] == "compute-sanitizer" else "run"] = spec
         out = "RESULT {\"ran\": true}\n========= ERROR SUMMARY: 0 errors\n"
         return subprocess.CompletedProcess(cmd, 0, out, "")
@@ -103,3 +104,66 @@ def test_sanitizers_run_the_kernel_without_the_reference(monkeypatch):
     assert seen["run"]["reference_expr"] == "torch.matmul"
     assert all("reference_expr" not in seen[t] and "reference" not in seen[t] for t in ("racecheck", "synccheck"))
     assert result["synccheck"]["errors"] == 0 and result["run"]["ran"] is True
+
+
+# ---------------------------------------------------------------- --forced-schedule (issue 36), GPU runs faked
+def _forced_args(**kw):
+    import argparse
+
+    base = {"forced_schedule": True, "twin": None, "evidence_dir": None, "jobs": 4}
+    return argparse.Namespace(**{**base, **kw})
+
+
+def test_forced_schedule_options_are_checked_before_anything_runs(tmp_path):
+    from pipelint.errors import UsageError
+    from pipelint.plugins.verify import _forced_options
+
+    with pytest.raises(UsageError, match="--twin .*missing.cu"):
+        _forced_options(_forced_args(twin=str(tmp_path / "missing.cu")))
+    with pytest.raises(UsageError, match="go with --forced-schedule"):
+        _forced_options(_forced_args(forced_schedule=False, evidence_dir=str(tmp_path)))
+    with pytest.raises(UsageError, match="--jobs 0"):
+        _forced_options(_forced_args(jobs=0))
+    (tmp_path / "file").write_text("")
+    with pytest.raises(UsageError, match="--evidence-dir"):
+        _forced_options(_forced_args(evidence_dir=str(tmp_path / "file" / "sub")))
+
+
+def test_forced_runs_confirm_with_the_delay_and_keep_the_evidence(monkeypatch, tmp_path):
+    """A delay that changes the buggy kernel's output and not the twin's confirms the finding; the
+    verdict is a SARIF property; the variants' CUDA lies in the evidence folder."""
+    from pipelint.pluginhost import load_plugins
+    from pipelint.plugins import verify
+
+    hand = ROOT / "tests" / "fixtures" / "handwritten" / "wg_partial_sync_sm_80_s0.cu"
+    twin = (ROOT / "tests" / "fixtures" / "kernels" / "wg_full_sync_sm_80_s0.cu").read_text()
+    seen = []
+
+    def fake_dynamic_runs(spec, tools, timeout, env=None):
+        text = Path(spec["cuda"]).read_text()
+        seen.append(spec["cuda"])
+        # the buggy kernel breaks when warps 0-3 are late before their store; the twin never does
+        late_writers = "(0 <= ((int)threadIdx.x) && ((int)threadIdx.x) < 128)" in text
+        buggy = "wg_partial_sync_k_kernel" in text
+        return {"run": {"ran": True, "mismatches": 128 if late_writers and buggy else 0}}
+
+    monkeypatch.setattr(verify, "dynamic_runs", fake_dynamic_runs)
+    host = load_plugins()
+    out, seconds = verify.forced_runs(host, {"file": "x.py"}, hand.read_text(), twin, {"run": {"ran": True}},
+                                      tmp_path, tmp_path / "evidence", 10, 2, "num_stages=0")
+    [f] = out
+    assert f["rule"] == "barrier-scope" and f["verify"]["verdict"] == "confirmed by forced schedule"
+    assert f["verify"]["mismatches"] == 128 and "warps 0-3" in f["verify"]["delay"]
+    assert f["verify"]["harness_error"] is None and seconds >= 0
+    files = {p.name for p in (tmp_path / "evidence").iterdir()}
+    assert {"delay_1.cu", "delay_2.cu", "twin.cu", "twin_delay_1.cu", "forced_schedule.json"} <= files
+    from pipelint.findings import Finding, Location, Severity
+
+    row = make_row("num_stages=0", [Finding("barrier-scope", Severity.ERROR, "race", Location("num_stages=0", 33))],
+                   {"run": {"correct": True}}, host)
+    row["forced"] = out
+    sarif = json.loads(render("sarif", [row], host))
+    props = sarif["runs"][0]["results"][0]["properties"]
+    assert props["verify.verdict"] == "confirmed by forced schedule" and props["verify.mismatches"] == 128
+    assert props["witness"]["second"]["threads"] == "128-255"
+    assert "forced schedules:" in render("text", [row], host)

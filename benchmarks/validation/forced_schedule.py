@@ -27,12 +27,14 @@ Manifest: {"cases": [{"id", "cu", "twin", "class", "grid", "params", "fast_math"
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -97,10 +99,17 @@ def plan(manifest: Path, out: Path, mutants: int) -> int:
     for case in cases:
         folder = out / case["id"]
         (folder / "variants").mkdir(parents=True, exist_ok=True)
+        if case.get("mutant"):             # a planted defect of tests/mutants/mutate.py, by name
+            sys.path.insert(0, str(ROOT / "tests"))
+            from mutants import mutate
+
+            m = next(x for x in mutate.all_mutants() if x.name == case["mutant"])
+            case = {"text": m.text, "twin": str(mutate.KERNELS / m.fixture), "planted_rule": m.rule, **case}
         text = case.get("text") or _resolve(case["cu"], manifest).read_text()
         entry = {k: v for k, v in case.items() if k != "text"}
         try:
-            plans = fs.witnesses(text, case.get("cu") or f"{case['id']}.cu")
+            plans, findings = fs.analyze(text, case.get("cu") or f"{case['id']}.cu")
+            entry["static_errors"] = sorted({f.rule for f in findings if f.severity.value == "error"})
             delays = fs.number([d for p in plans for d in p.delays])
             (folder / "buggy.cu").write_text(text)
             (folder / "buggy_fs.cu").write_text(fs.render(text, delays, select=True))
@@ -159,7 +168,37 @@ def _run(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> d
             "seconds": round(time.monotonic() - t0, 2), "output": out or ""}
 
 
+_BUILT: dict[str, Any] = {}
+_BUILT_LOCK = threading.Lock()
+
+
 def _build_raw(case: dict, cu: Path, build: Path, arch: str, select: bool) -> dict[str, Any]:
+    """One raw-launch program; the same text and launch built once (a twin shared by mutants)."""
+    key = hashlib.sha256(json.dumps([cu.read_text(), select, arch, case.get("grid"), case.get("params"),
+                                     case.get("fast_math"), case.get("kernel"), case.get("seed")],
+                                    sort_keys=True).encode()).hexdigest()
+    with _BUILT_LOCK:
+        first = key not in _BUILT
+        if first:
+            _BUILT[key] = threading.Event()
+    if not first:
+        _BUILT[key].wait()
+        res = dict(_BUILT[key + ":result"])
+        if res.get("ok") and res["dir"] != str(build):
+            build.parent.mkdir(parents=True, exist_ok=True)
+            if not build.exists():
+                build.symlink_to(res["dir"])
+        return {**res, "shared_with": res["dir"]}
+    try:
+        res = {**_build_raw_once(case, cu, build, arch, select), "dir": str(build)}
+    except Exception as exc:  # noqa: BLE001 - recorded; the waiting builds must not hang
+        res = {"ok": False, "refused": f"{type(exc).__name__}: {exc}", "dir": str(build)}
+    _BUILT[key + ":result"] = res
+    _BUILT[key].set()
+    return res
+
+
+def _build_raw_once(case: dict, cu: Path, build: Path, arch: str, select: bool) -> dict[str, Any]:
     import raw_launch
 
     try:
