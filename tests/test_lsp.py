@@ -174,7 +174,11 @@ async def test_planted_race_at_the_pipelined_line(client, workspace):
     assert lines >= COPIES, d.related_information                  # the copies, on their own lines
     cuda = [r for r in d.related_information if r.location.uri.endswith("matmul_sm_80_s3.cu")]
     assert cuda and Path(lsp_path(cuda[0].location.uri)).is_file()      # the generated CUDA, to open
-    reports = [r for rs in client.progress_reports.values() for r in rs]   # a progress bar while lowering
+    for _ in range(100):                    # a progress bar while lowering, ended once lowered
+        reports = [r for rs in client.progress_reports.values() for r in rs]
+        if any(r.kind == "end" for r in reports):
+            break
+        await asyncio.sleep(0.1)
     assert any(getattr(r, "message", "") == "lowering gemm_race.py for sm_80" for r in reports)
     assert any(r.kind == "end" for r in reports)
 
@@ -206,7 +210,14 @@ async def test_hover_and_inlay_hints_on_the_pipelined_line(client, workspace):
     at = next(h for h in hints if h.position.line == PIPELINED)
     assert at.position.character == GEMM.splitlines()[PIPELINED].rindex(")") + 1     # after T.Pipelined(...)
     shared = [label for line, label in by_line.items() if "T.alloc_shared" in GEMM.splitlines()[line]]
-    assert shared == ["× 3 versions = 24 KB"] * 2
+    assert shared == ["float16 128×32 shared · × 3 versions = 24 KB", "float16 32×128 shared · × 3 versions = 24 KB"]
+    launch = next(i for i, t in enumerate(GEMM.splitlines()) if "T.Kernel(" in t)
+    assert by_line[launch] == "grid 8×8 · 128 threads · 48 KB smem"          # launch geometry (issue 39)
+    fragment = next(i for i, t in enumerate(GEMM.splitlines()) if "T.alloc_fragment(" in t)
+    assert by_line[fragment] == "float32 128×128 fragment · 128 threads"
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        lsp.TextDocumentIdentifier(uri), lsp.Position(fragment, 30)))
+    assert "| sm_80 s3 | float32 128×128 fragment · Fragment (128, 128) -> (128,) · 128 threads" in hover.contents.value
 
 
 async def test_suppression_code_action_removes_the_diagnostic(client, workspace):

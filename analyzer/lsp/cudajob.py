@@ -1,4 +1,5 @@
-"""The server's analysis of one `.cu`/`.cuh` buffer, in a process of its own.
+"""The server's analysis of one buffer, in a process of its own: a `.cu`/`.cuh` buffer's check,
+and a TileLang buffer's check of its lowered variants (`analyse_python_in_child`).
 
 Before issue 38 the server analysed buffers in one thread of its own process: a slow 10 MB
 buffer held every other file's diagnostics back for 155 s, used 2.46 GB, and an edit did not
@@ -6,7 +7,9 @@ stop it.  Now each analysis is a child process (forked from a forkserver that ha
 imported, so a job starts in milliseconds) that runs `engine.check_text` with `check`'s CPU
 and memory budgets; several run side by side, so one buffer never waits for another, and
 cancelling the job (a newer version of the buffer, the buffer closed) kills its process.
-Buffers over `max-file-size` are not analysed at all (`buffer_too_large`).
+Buffers over `max-file-size` are not analysed at all (`buffer_too_large`).  A Python buffer's
+lowered variants are checked the same way, each variant within the time budget (as `check
+lowered/` checks one file per variant), all of them within the memory budget.
 """
 from __future__ import annotations
 
@@ -20,7 +23,8 @@ from typing import Any
 
 from ..limits import BOUNDS, DEFAULT_MAX_BYTES, from_config
 
-_PRELOAD = ["pipelint.engine", "pipelint.lsp.cudawarm"]     # plugins loaded, grammar built: cudawarm
+# plugins loaded, grammar built: cudawarm
+_PRELOAD = ["pipelint.engine", "pipelint.lsp.analysis", "pipelint.lsp.cudawarm"]
 
 
 @dataclass(frozen=True)
@@ -95,12 +99,46 @@ def _job(conn: Any, path: str, text: str, disable: tuple[str, ...], tables: dict
     conn.close()
 
 
+def _python_job(conn: Any, path: str, text: str, lowered: dict, config: Any, dump: Any,
+                budgets: Budgets) -> None:
+    """In the child: check a TileLang buffer's lowered variants within the budgets."""
+    from ..engine import _OverBudget, memory_budget, time_budget
+    from ..findings import Severity
+    from .analysis import Diagnostic, FileAnalysis, analyze_python
+    from .cudawarm import HOST as host
+
+    variants = sum(len(k.get("variants", ())) for k in lowered.get("kernels", ())) if lowered.get("ok") else 0
+    host.configure(config.plugins if config is not None else {})
+    try:
+        with time_budget(budgets.time * max(1, variants)), memory_budget(budgets.memory):
+            analysis = analyze_python(path, text, lowered, host, config, dump)
+    except (_OverBudget, MemoryError, RecursionError) as exc:
+        what = ("went over its time budget" if isinstance(exc, _OverBudget) else
+                "went over its memory budget" if isinstance(exc, MemoryError) else "recursed too deeply")
+        analysis = FileAnalysis(path, [Diagnostic(
+            1, 0, 1, Severity.WARNING, "analysis-limit",
+            f"the check of this file's lowered CUDA {what} ({budgets.time:g} s of CPU per variant, "
+            f"{budgets.memory:g} MB; time-budget, memory-budget): its findings are missing")])
+    conn.send(analysis)
+    conn.close()
+
+
 async def check_in_child(path: str, text: str, tables: dict, budgets: Budgets,
                          disable: tuple[str, ...] = ()) -> tuple:
     """`engine.check_text(path, text)` in a child process: (FileResult, findings, errors).
     Cancelling the awaiting task kills the child; a child that dies early raises RuntimeError."""
+    return await _in_child(_job, (path, text, disable, tables, budgets), path)
+
+
+async def analyse_python_in_child(path: str, text: str, lowered: dict, config: Any, dump: Any,
+                                  budgets: Budgets) -> Any:
+    """`analysis.analyze_python` in a child process (its FileAnalysis), within the budgets."""
+    return await _in_child(_python_job, (path, text, lowered, config, dump, budgets), path)
+
+
+async def _in_child(target: Any, args: tuple, path: str) -> Any:
     parent, child = _CTX.Pipe(duplex=False)
-    proc = _CTX.Process(target=_job, args=(child, path, text, disable, tables, budgets), daemon=True)
+    proc = _CTX.Process(target=target, args=(child, *args), daemon=True)
     proc.start()
     child.close()
     loop = asyncio.get_running_loop()

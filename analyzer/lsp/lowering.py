@@ -2,7 +2,12 @@
 
 One buffer's kernels are lowered by `python -m pipelint.lsp.worker` processes (the variants
 spread over up to `jobs` of them, each in its own session so that a timeout or a newer
-version of the buffer kills TileLang's helpers too).  Results are cached on disk under the
+version of the buffer kills TileLang's helpers too).  A worker reports each variant as soon as
+it is lowered (`progress`: the server publishes the first variant's findings while the others
+are still being lowered), and the variants are lowered cheapest first: by what each target
+cost the last time in this server, else targets from sm_90 on before the older ones (TileLang
+0.1.15 lowers examples/gemm.py for sm_90 in 0.4 s, for sm_80 in 2.5 s: its MMA path's
+LowerTileOp and LayoutInference).  Results are cached on disk under the
 buffer's code digest (comments do not count: adding `# pipelint: ignore[...]` re-checks
 without re-lowering), the modules beside it that it imports, its path, the settings, and the
 TileLang and pipelint versions.
@@ -14,8 +19,10 @@ import contextlib
 import hashlib
 import json
 import os
+import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +42,10 @@ class Lowered:
     result: dict
     cached: bool
     seconds: float
+    timings: dict | None = None     # where the time went: import_s, wait_s, variants [(label, s)]
 
+
+Progress = Callable[[dict], None]   # gets the result so far (`"partial": true`) after each variant
 
 def tilelang_version() -> str | None:
     from importlib import metadata
@@ -85,6 +95,7 @@ class Lowerer:
         self.slots = asyncio.Semaphore(processes or min(os.cpu_count() or 1, 2))
         self.warm = warm
         self._standby: asyncio.subprocess.Process | None = None
+        self.costs: dict[str, float] = {}       # arch -> CPU seconds its last variant took to lower
 
     async def prepare(self) -> None:
         """Start the standby worker if there is none (it imports TileLang, then waits)."""
@@ -116,9 +127,11 @@ class Lowerer:
         return entry if isinstance(entry, dict) and entry.get("ok") in (True, False) else None
 
     async def lower(self, path: str, text: str, settings: LowerSettings, folder: Path | None = None,
-                    use_cache: bool = True) -> Lowered:
+                    use_cache: bool = True, progress: Progress | None = None,
+                    budgets: dict | None = None) -> Lowered:
         """Lower every kernel of the buffer (`folder`: the cache to use, `[tool.pipelint]`
-        cache-dir; `use_cache=False`: `cache = false`)."""
+        cache-dir; `use_cache=False`: `cache = false`; `progress`: called with the result so
+        far after each variant; `budgets`: `{"time": s, "memory": MB}` per variant)."""
         started = time.perf_counter()
         folder = folder or self.cache_dir
         use_cache = use_cache and self.use_cache
@@ -131,19 +144,50 @@ class Lowerer:
             return Lowered(hit, True, time.perf_counter() - started)
         pairs = [[a, n] for a in settings.archs for n in settings.stages]
         jobs = max(1, min(settings.jobs or 1, len(pairs)))
-        chunks = [pairs[i::jobs] for i in range(jobs)]
-        specs = [{"path": os.path.abspath(path), "text": text, "variants": c, "params": settings.params}
-                 for c in chunks]
-        parts = await asyncio.gather(*(self._run(s, settings.timeout) for s in specs))
+        ordered = self.cheapest_first(pairs)
+        chunks = [ordered[i::jobs] for i in range(jobs)]
+        specs = [{"path": os.path.abspath(path), "text": text, "variants": c, "params": settings.params,
+                  "budgets": budgets or {}} for c in chunks]
+        sofar = _Partial(pairs, progress)
+        timings: dict = {"import_s": None, "wait_s": None, "variants": []}
+        parts = await asyncio.gather(*(self._run(s, settings.timeout, sofar, timings) for s in specs))
         result = merge(parts, pairs)
         if all(p.get("kind") not in ("timeout", "crash") for p in parts) and use_cache:
             self._store(folder, cache_key(path, text, settings, self.tl_version), result)
-        return Lowered(result, False, time.perf_counter() - started)
+        return Lowered(result, False, time.perf_counter() - started, timings)
 
-    async def _run(self, spec: dict, timeout: float) -> dict:
+    def cheapest_first(self, pairs: list[list]) -> list[list]:
+        """The variants in the order to lower them: the targets this server saw lower fastest
+        first, and, for targets not seen yet, sm_90 and later before older ones."""
+        def cost(pair: list) -> tuple:
+            arch = pair[0]
+            seen = self.costs.get(arch)
+            return (0, seen) if seen is not None else (1, 0 if _arch_number(arch) >= 90 else 1)
+
+        return sorted(pairs, key=cost)
+
+    async def _run(self, spec: dict, timeout: float, sofar: _Partial | None = None,
+                   timings: dict | None = None) -> dict:
+        asked = time.perf_counter()
         async with self.slots:
+            child = await self._worker()
+            if timings is not None and timings.get("wait_s") is None:
+                timings["wait_s"] = round(time.perf_counter() - asked, 3)
+
+            def event(e: dict) -> None:
+                if e.get("event") == "variant":
+                    v = e["variant"]
+                    if v.get("ok") and isinstance(v.get("cpu_seconds"), (int, float)):
+                        self.costs[v["arch"]] = float(v["cpu_seconds"])
+                    if timings is not None:
+                        timings["variants"].append((f"{e['kernel']} {v['arch']}", v.get("seconds")))
+                elif e.get("event") == "done" and timings is not None:
+                    timings["import_s"] = e.get("import_s")
+                if sofar is not None:
+                    sofar.add(e)
+
             try:
-                return await run_worker(spec, timeout, await self._worker())
+                return await run_worker(spec, timeout, child, event)
             finally:
                 if self.warm:       # the next buffer's worker, once this one no longer needs the CPU
                     asyncio.ensure_future(self.prepare())
@@ -178,26 +222,117 @@ async def spawn_worker() -> asyncio.subprocess.Process:
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
 
 
-async def run_worker(spec: dict, timeout: float, child: asyncio.subprocess.Process | None = None) -> dict:
-    """One worker process (`child`: one started before); a timeout, a crash or a cancellation
-    kills its whole process group."""
+async def run_worker(spec: dict, timeout: float, child: asyncio.subprocess.Process | None = None,
+                     on_event: Callable[[dict], None] | None = None) -> dict:
+    """One worker process (`child`: one started before); its events (`on_event`: the kernels,
+    each variant as it is lowered) as they come; a timeout, a crash or a cancellation kills
+    its whole process group."""
     if child is None:
         child = await spawn_worker()
+    events: list[dict] = []
+    err = bytearray()
+
+    def got(event: dict) -> None:
+        events.append(event)
+        if on_event is not None:
+            on_event(event)
+
+    async def drain() -> None:
+        assert child.stderr is not None
+        while chunk := await child.stderr.read(65536):
+            err.extend(chunk[: max(0, 65536 - len(err))])
+
+    async def talk() -> None:
+        assert child.stdin is not None and child.stdout is not None
+        child.stdin.write(json.dumps(spec).encode())
+        with contextlib.suppress(ConnectionError):
+            await child.stdin.drain()
+        child.stdin.close()
+        reader = _Events(got)
+        while chunk := await child.stdout.read(1 << 16):
+            reader.feed(chunk)
+        reader.close()
+        await child.wait()
+
+    drainer = asyncio.ensure_future(drain())
     try:
-        out, err = await asyncio.wait_for(child.communicate(json.dumps(spec).encode()), timeout)
+        await asyncio.wait_for(talk(), timeout)
     except TimeoutError:
         _kill(child)
+        drainer.cancel()
         return {"ok": False, "kind": "timeout", "line": 1,
                 "error": f"lowering did not finish in {timeout:g} s (hang?); raise [tool.pipelint.lower] timeout"}
     except BaseException:           # cancelled: a newer version of the buffer is being lowered
         _kill(child)
+        drainer.cancel()
         raise
-    text = out.decode(errors="replace")
-    if MARKER in text:
-        return json.loads(text.rsplit(MARKER, 1)[1])
-    tail = " | ".join((err.decode(errors="replace") or text).strip().splitlines()[-3:])
+    with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+        await asyncio.wait_for(drainer, 5)
+    done = next((e for e in reversed(events) if e.get("event") == "done"), None)
+    if done is not None:
+        return {k: v for k, v in done.items() if k not in ("event", "import_s")}
+    tail = " | ".join(err.decode(errors="replace").strip().splitlines()[-3:])
+    if child.returncode is not None and child.returncode < 0 and -child.returncode == getattr(signal, "SIGXCPU", -1):
+        tail = "it went over its CPU time (time-budget for every variant)"
     return {"ok": False, "kind": "crash", "line": 1,
             "error": f"lowering worker crashed (exit status {child.returncode}): {tail}"}
+
+
+class _Events:
+    """Splits a worker's stdout into its `MARKER`-led JSON lines (anything else, such as what
+    the kernel file prints, is skipped)."""
+
+    def __init__(self, got: Callable[[dict], None]) -> None:
+        self.got = got
+        self.buffer = ""
+        self.marker = MARKER.lstrip("\n")
+
+    def feed(self, chunk: bytes) -> None:
+        self.buffer += chunk.decode(errors="replace")
+        while True:
+            at = self.buffer.find(self.marker)
+            if at < 0:
+                self.buffer = self.buffer[-len(self.marker):]
+                return
+            end = self.buffer.find("\n", at)
+            if end < 0:
+                self.buffer = self.buffer[at:]
+                return
+            line, self.buffer = self.buffer[at + len(self.marker):end], self.buffer[end + 1:]
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                self.got(event)
+
+    def close(self) -> None:
+        self.feed(b"\n")
+
+
+class _Partial:
+    """The result so far, over the workers of one buffer, for `progress`."""
+
+    def __init__(self, pairs: list[list], progress: Progress | None) -> None:
+        self.pairs = pairs
+        self.progress = progress
+        self.kernels: dict[str, dict] = {}
+
+    def add(self, event: dict) -> None:
+        if event.get("event") == "kernels":
+            for k in event.get("kernels", []):
+                self.kernels.setdefault(k["name"], {**k, "variants": []})
+        elif event.get("event") == "variant" and event.get("kernel") in self.kernels:
+            self.kernels[event["kernel"]]["variants"].append(event["variant"])
+            done = sum(len(k["variants"]) for k in self.kernels.values())
+            if self.progress is not None and done < len(self.pairs) * len(self.kernels):   # the last: the result
+                result = merge([{"ok": True, "kernels": list(self.kernels.values())}], self.pairs)
+                self.progress({**result, "partial": True})
+
+
+def _arch_number(arch: str) -> int:
+    digits = "".join(c for c in arch if c.isdigit())
+    return int(digits) if digits else 0
 
 
 def _kill(child: asyncio.subprocess.Process) -> None:

@@ -43,6 +43,28 @@ class SharedAlloc:
     kernel: str | None
 
 
+@dataclass(frozen=True)
+class BufferAlloc:
+    """Any `T.alloc_shared/alloc_fragment/alloc_local(...)` call (inlay hints of its facts)."""
+
+    span: Span
+    name: str | None
+    kernel: str | None
+    call: str             # alloc_shared, alloc_fragment, alloc_local
+    shape: ast.expr | None = None
+    dtype: ast.expr | None = None
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    """A `T.Kernel(...)` call: its grid and threads arguments, unevaluated."""
+
+    span: Span
+    kernel: str | None
+    grid: tuple[ast.expr, ...] = ()
+    threads: ast.expr | None = None
+
+
 @dataclass
 class PySource:
     kernels: dict[str, tuple[int, int]] = field(default_factory=dict)   # name -> (def line, end line)
@@ -51,6 +73,9 @@ class PySource:
     suppressions: dict[int, set[str]] = field(default_factory=dict)
     uses_tilelang: bool = False
     syntax_error: tuple[int, str] | None = None
+    buffers: list[BufferAlloc] = field(default_factory=list)
+    launches: list[KernelLaunch] = field(default_factory=list)
+    tree: ast.Module | None = None
 
     def kernel_at(self, line: int) -> str | None:
         return next((n for n, (lo, hi) in self.kernels.items() if lo <= line <= hi), None)
@@ -66,6 +91,10 @@ def scan(text: str) -> PySource:
     except SyntaxError as exc:
         src.syntax_error = (exc.lineno or 1, exc.msg)
         return src
+    except (ValueError, RecursionError, MemoryError):
+        src.syntax_error = (1, "the file cannot be parsed")
+        return src
+    src.tree = tree
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             src.kernels[node.name] = (node.lineno, node.end_lineno or node.lineno)
@@ -80,13 +109,36 @@ def scan(text: str) -> PySource:
             stages = next((k.value.value for k in n.iter.keywords if k.arg == "num_stages"
                            and isinstance(k.value, ast.Constant) and isinstance(k.value.value, int)), None)
             src.loops.append(PipelinedLoop(_span(n.iter, lines), var, src.kernel_at(n.lineno), stages))
-        elif isinstance(n, ast.Assign) and _is_call(n.value, "alloc_shared"):
+        elif isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and \
+                any(_is_call(n.value, c) for c in ALLOCS):
             target = n.targets[0]
             name = target.id if isinstance(target, ast.Name) else None
-            src.allocs.append(SharedAlloc(_span(n.value, lines), name, src.kernel_at(n.lineno)))
+            call = next(c for c in ALLOCS if _is_call(n.value, c))
+            if call == "alloc_shared":
+                src.allocs.append(SharedAlloc(_span(n.value, lines), name, src.kernel_at(n.lineno)))
+            src.buffers.append(BufferAlloc(_span(n.value, lines), name, src.kernel_at(n.lineno), call,
+                                           _arg(n.value, 0, "shape"), _arg(n.value, 1, "dtype")))
+        elif isinstance(n, ast.With):
+            for item in n.items:
+                launch = item.context_expr
+                if isinstance(launch, ast.Call) and _is_call(launch, "Kernel"):
+                    grid = tuple(a for a in launch.args if not isinstance(a, ast.Starred))
+                    threads = next((k.value for k in launch.keywords if k.arg == "threads"), None)
+                    src.launches.append(KernelLaunch(_span(launch, lines), src.kernel_at(n.lineno), grid, threads))
     src.loops.sort(key=lambda lp: (lp.span.line, lp.span.col))
     src.allocs.sort(key=lambda a: (a.span.line, a.span.col))
+    src.buffers.sort(key=lambda a: (a.span.line, a.span.col))
+    src.launches.sort(key=lambda a: (a.span.line, a.span.col))
     return src
+
+
+ALLOCS = ("alloc_shared", "alloc_fragment", "alloc_local")
+
+
+def _arg(call: ast.Call, index: int, name: str) -> ast.expr | None:
+    if index < len(call.args) and not isinstance(call.args[index], ast.Starred):
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg == name), None)
 
 
 def _is_call(node: ast.AST, attr: str) -> bool:

@@ -9,6 +9,13 @@
 * Inlay hints after `T.Pipelined(...)` and `T.alloc_shared(...)`.
 * Code action: `# pipelint: ignore[RULE]` (`// ...` in CUDA) on the diagnostic's line.
 * Progress (`$/progress`) while a buffer is being lowered, where the client shows it.
+* Progressive: the first lowered variant's findings are published as soon as they exist, the
+  complete set when every variant is lowered (the variants are lowered cheapest first).
+* Stale: while a buffer does not parse, the last diagnostics stay, each saying it belongs to the
+  last version that parsed, with one more at the syntax error; hovers say so too.
+* Bounded (issue 38): every analysis runs in a process of its own with `check`'s CPU and memory
+  budgets (`cudajob`), lowering workers get the same budgets per variant, and a buffer over
+  max-file-size is neither lowered nor analysed.
 
 Initialization options (all optional): `{"lintOnChange": true, "debounce": 0.8, "lowerPython": true,
 "warmWorker": true}` (`lowerPython: false`: check `.cu` buffers only, lowering runs the kernel
@@ -23,8 +30,8 @@ import logging
 import os
 import re
 import sys
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +44,7 @@ from .. import __version__
 from ..errors import UsageError
 from ..findings import Severity
 from ..report.escape import visible
-from .analysis import Diagnostic, FileAnalysis, analyze_cuda, analyze_python
+from .analysis import Diagnostic, FileAnalysis, analyze_cuda
 from .lowering import Lowerer, cache_folder, dump_folder
 from .pysource import scan
 from .settings import lower_settings
@@ -46,7 +53,9 @@ log = logging.getLogger("pipelint.lsp")
 SEVERITY = {Severity.ERROR: lsp.DiagnosticSeverity.Error, Severity.WARNING: lsp.DiagnosticSeverity.Warning,
             Severity.NOTE: lsp.DiagnosticSeverity.Information}
 CUDA_SUFFIXES = (".cu", ".cuh")
-WAIT_FOR_ANALYSIS = 300.0           # a hover or hint waits this long for a run in flight
+WAIT_FOR_ANALYSIS = 300.0           # a code action waits this long for a run in flight
+WAIT_FOR_HOVER = 1.0                # a hover waits this long, then answers from the source alone
+STALE = "stale"                     # the code of the diagnostic that says the others are stale
 
 
 @dataclass
@@ -54,6 +63,11 @@ class DocState:
     task: asyncio.Task | None = None
     analysis: FileAnalysis | None = None
     version: int | None = None
+    lowered: dict | None = None         # the worker's result the analysis came from (facts)
+    text: str | None = None             # the text it was made from
+    params: dict | None = None          # the `lower` table's params (the static facts use them)
+    stale: str | None = None            # why the analysis is of an older version (it does not parse)
+    complete: bool = True               # false while later variants are still being lowered
 
 
 class PipelintServer(LanguageServer):
@@ -69,11 +83,11 @@ class PipelintServer(LanguageServer):
         self.debounce = 0.8
         self.lower_python = True            # false: only .cu/.cuh buffers (no kernel file is run)
         self.warm_worker = True             # a lowering worker waits with TileLang imported
-        self.analysis_pool = ThreadPoolExecutor(1, thread_name_prefix="pipelint-analysis")
         from .cudajob import warm_up
 
         warm_up()                           # the processes that analyse .cu buffers fork from it
         self._tokens = itertools.count(1)
+        self._lowered: dict[str, tuple[dict | None, dict]] = {}    # path -> its last lowering, params
 
     # -------------------------------------------------------------- runs
     def schedule(self, uri: str, delay: float = 0.0) -> None:
@@ -112,10 +126,20 @@ class PipelintServer(LanguageServer):
             await asyncio.sleep(delay)
         doc = self.workspace.get_text_document(uri)
         path, text, version = to_fs_path(uri) or uri, doc.source, doc.version
-        if path.endswith(".py") and scan(text).syntax_error is not None:
-            return          # mid-edit: the Python server says where; the last diagnostics stay
+        state = self.docs.setdefault(uri, DocState())
+        if path.endswith(".py"):
+            src = scan(text)
+            if src.syntax_error is not None:    # mid-edit: the last good diagnostics, marked stale
+                self._publish_stale(uri, state, version, src.syntax_error, [])
+                return
+
+        def partial(analysis: FileAnalysis, lowered: dict | None) -> None:
+            state.analysis, state.version, state.lowered, state.text = analysis, version, lowered, text
+            state.stale, state.complete = None, False
+            self.publish(uri, analysis, version)
+
         try:
-            analysis = await self.analyse(path, text)
+            analysis = await self.analyse(path, text, partial)
         except asyncio.CancelledError:
             raise
         except UsageError as exc:       # a broken configuration: say so where the user looks
@@ -128,27 +152,105 @@ class PipelintServer(LanguageServer):
         for error in analysis.errors:
             self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Warning,
                                                          visible(f"pipelint: {path}: {error}")))
-        state = self.docs.setdefault(uri, DocState())
-        state.analysis, state.version = analysis, version
+        broken = [d for d in analysis.diagnostics if d.rule == "parse-error"]
+        if broken and path.endswith(CUDA_SUFFIXES) and state.analysis is not None and \
+                not any(d.rule == "parse-error" for d in state.analysis.diagnostics):
+            self._publish_stale(uri, state, version, (broken[0].line, broken[0].message), broken)
+            return
+        state.analysis, state.version, state.text, state.stale, state.complete = analysis, version, text, None, True
+        state.lowered, state.params = self._lowered.pop(path, (None, state.params))
         self.publish(uri, analysis, version)
+        if path.endswith(".py") and self.lower_python and state.lowered is not None:
+            asyncio.ensure_future(self.lowerer.prepare())   # the next lowering's worker, TileLang imported
 
-    async def analyse(self, path: str, text: str) -> FileAnalysis:
-        loop = asyncio.get_running_loop()
+    def _publish_stale(self, uri: str, state: DocState, version: int | None, error: tuple[int, str],
+                       current: list[Diagnostic]) -> None:
+        """While a buffer does not parse: the last diagnostics of the version that did, each
+        saying so, the parse error's own (`current`, for CUDA; the Python server gives Python's),
+        and one informational diagnostic at the error."""
+        line, message = error
+        good = state.version
+        state.stale = (f"this version does not parse (line {line}: {message}); these facts are of version "
+                       f"{good}, the last one that did")
+        old = state.analysis.diagnostics if state.analysis is not None else []
+        marked = [replace(d, message=f"{d.message} [stale: from version {good}, the last that parsed]")
+                  for d in old if d.rule != STALE]
+        lines = (state.text or "").split("\n")
+        note = Diagnostic(line, 0, max(1, len(lines[line - 1]) if 0 < line <= len(lines) else 1),
+                          Severity.NOTE, STALE,
+                          f"pipelint: this version does not parse (line {line}: {message}); the other pipelint "
+                          f"diagnostics are those of version {good}, the last that parsed"
+                          if old else f"pipelint: this version does not parse (line {line}: {message}); "
+                                      "nothing is checked until it does")
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+            uri=uri, diagnostics=[to_lsp(d, uri) for d in [*current, *marked, note]], version=version))
+
+    async def analyse(self, path: str, text: str, partial: Any = None) -> FileAnalysis:
+        """The buffer's FileAnalysis; `partial(analysis, lowered)` gets the first variants'
+        while later ones are still being lowered."""
         if path.endswith(CUDA_SUFFIXES):
             return await self._cuda_bounded(path, text)
         if not path.endswith(".py") or not self.lower_python or not scan(text).uses_tilelang:
             return FileAnalysis(path)
+        from .cudajob import Budgets, analyse_python_in_child, buffer_too_large
+
         config = self._config(path)
+        budgets = Budgets.of(config)
+        too_large = buffer_too_large(text, budgets)
+        if too_large is not None:
+            return FileAnalysis(path, [Diagnostic(1, 0, 1, Severity.WARNING, "unreadable-file", too_large)])
         settings = lower_settings(config)
         folder = self.cache_dir or self._cache_of(config)
-        lowered = await self._lower(path, text, settings, folder, config.cache is not False)
         dump = dump_folder(folder, path)
-        analysis = await loop.run_in_executor(self.analysis_pool, self._python, path, text, lowered.result,
-                                              config, dump)
+        src = scan(text)
+        latest: list[dict] = []
+        ready = asyncio.Event()
+
+        def progress(result: dict) -> None:
+            latest[:] = [result]
+            ready.set()
+
+        async def publish_partial() -> None:
+            while True:
+                await ready.wait()
+                ready.clear()
+                result = latest[0]
+                analysis = await analyse_python_in_child(path, text, result, config, dump, budgets)
+                if partial is not None:
+                    partial(self._finish(analysis, src, result, settings), result)
+
+        publisher = asyncio.ensure_future(publish_partial())
+        try:
+            lowered = await self._lower(path, text, settings, folder, config.cache is not False, progress,
+                                        {"time": budgets.time, "memory": budgets.memory})
+        finally:
+            publisher.cancel()
+        started = time.perf_counter()
+        analysis = await analyse_python_in_child(path, text, lowered.result, config, dump, budgets)
+        analysis = self._finish(analysis, src, lowered.result, settings)
         analysis.seconds, analysis.cached = lowered.seconds, lowered.cached
-        self.window_log_message(lsp.LogMessageParams(
-            lsp.MessageType.Info, visible(f"pipelint: {Path(path).name}: {len(analysis.diagnostics)} diagnostic(s); "
-                                          f"lowering {'cached' if lowered.cached else f'{lowered.seconds:.1f} s'}")))
+        self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Info, visible(
+            f"pipelint: {Path(path).name}: {len(analysis.diagnostics)} diagnostic(s); "
+            f"lowering {'cached' if lowered.cached else f'{lowered.seconds:.1f} s'}{_timings(lowered.timings)}; "
+            f"analysis {time.perf_counter() - started:.2f} s")))
+        return analysis
+
+    def _finish(self, analysis: FileAnalysis, src: Any, lowered: dict, settings: Any) -> FileAnalysis:
+        """The analysis with what the server adds: the notes (a kernel lowered only as written,
+        no kernel found), TileLang's errors explained, and the lowering result (for facts)."""
+        from .analysis import LOWERING_FAILED
+        from .facts import explain, notes
+
+        out = []
+        for d in analysis.diagnostics:
+            if d.rule == LOWERING_FAILED and "\n" not in d.message:
+                d = replace(d, help=d.help or explain(d.message))
+            out.append(d)
+        for note in notes(src, lowered, tuple(settings.stages) == (None,)):
+            out.append(Diagnostic(note.line, 0, 1, Severity.NOTE, "stages-as-written" if not note.information
+                                  else "no-kernel", note.message))
+        analysis.diagnostics = out
+        self._lowered[analysis.path] = (lowered, dict(settings.params))
         return analysis
 
     def _cache_of(self, config: Any) -> Path:
@@ -162,7 +264,8 @@ class PipelintServer(LanguageServer):
                                                          visible(f"pipelint: {choice.warning}")))
         return cache_folder(str(choice.path)) if choice.source == "configuration" else self.lowerer.cache_dir
 
-    async def _lower(self, path: str, text: str, settings: Any, folder: Path, use_cache: bool) -> Any:
+    async def _lower(self, path: str, text: str, settings: Any, folder: Path, use_cache: bool,
+                     progress: Any = None, budgets: dict | None = None) -> Any:
         """Lower with a progress report in the client (when it shows them and this is no cache hit)."""
         window = self.client_capabilities.window
         token: str | None = None
@@ -176,7 +279,8 @@ class PipelintServer(LanguageServer):
             except (TimeoutError, JsonRpcException):   # refused: no progress bar, same diagnostics
                 token = None
         try:
-            return await self.lowerer.lower(path, text, settings, folder, use_cache=use_cache)
+            return await self.lowerer.lower(path, text, settings, folder, use_cache=use_cache, progress=progress,
+                                            budgets=budgets)
         finally:
             if token is not None:
                 self.work_done_progress.end(token, lsp.WorkDoneProgressEnd())
@@ -202,14 +306,45 @@ class PipelintServer(LanguageServer):
         self.host.configure(config.plugins)
         return analyze_cuda(path, text, self.host, config, checked)
 
-    def _cuda(self, path: str, text: str) -> FileAnalysis:
-        config = self._config(path)
-        self.host.configure(config.plugins)
-        return analyze_cuda(path, text, self.host, config)
+    def hover_text(self, uri: str, line: int, col: int) -> str | None:
+        """The analysis' hover and the lowering's facts at a position (1-based line); from the
+        source alone while there is no lowering of this text (TileLang missing, or busy)."""
+        from .facts import lowered_hover, static_hover
 
-    def _python(self, path: str, text: str, lowered: dict, config: Any, dump: Path) -> FileAnalysis:
-        self.host.configure(config.plugins)
-        return analyze_python(path, text, lowered, self.host, config, dump)
+        state = self.docs.get(uri)
+        current = self.workspace.get_text_document(uri).source
+        analysis = state.analysis if state is not None else None
+        if analysis is None or (state is not None and state.text != current and state.stale is None):
+            why = "TileLang is not installed" if self.lowerer.tl_version is None else "still lowering"
+            return static_hover(scan(current), state.params if state else None, line, why) if \
+                uri.endswith(".py") else None
+        assert state is not None
+        parts = [analysis.hover(line, col), lowered_hover(scan(state.text or current), state.lowered, line)]
+        text = "\n\n".join(p for p in parts if p)
+        if not text:
+            return None
+        if state.stale:
+            text = f"*stale: {state.stale}*\n\n{text}"
+        elif not state.complete:
+            text = f"*the other variants are still being lowered*\n\n{text}"
+        return text
+
+    def hints(self, uri: str, first: int, last: int) -> list[tuple[int, int, str, bool]]:
+        """(line, col, label, from the lowering) for lines first..last (1-based)."""
+        from .facts import lowered_hints, merge_hints, static_hints
+
+        state = self.docs.get(uri)
+        current = self.workspace.get_text_document(uri).source
+        if not uri.endswith(".py"):
+            return []
+        if state is None or state.analysis is None or state.text != current or not state.analysis.lowered:
+            if state is not None and state.stale is not None and state.analysis is not None:
+                return []       # lines have moved since the version that parsed: no hint is placed
+            return [(ln, c, label, False) for ln, c, label in
+                    static_hints(scan(current), state.params if state else None, first, last)]
+        src = scan(current)
+        merged = merge_hints(lowered_hints(src, state.lowered, first, last), state.analysis.inlay_hints(first, last))
+        return [(ln, c, label, True) for ln, c, label in merged]
 
     def publish(self, uri: str, analysis: FileAnalysis, version: int | None) -> None:
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
@@ -217,6 +352,19 @@ class PipelintServer(LanguageServer):
         caps = self.client_capabilities.workspace
         if caps and caps.inlay_hint and caps.inlay_hint.refresh_support:
             self.workspace_inlay_hint_refresh(None)
+
+
+def _timings(timings: dict | None) -> str:
+    """` (TileLang import 2.1 s, waited 0.0 s, matmul sm_90 0.4 s, ...)`: where a lowering's time went."""
+    if not timings:
+        return ""
+    parts = []
+    if timings.get("import_s") is not None:
+        parts.append(f"worker's TileLang import {timings['import_s']:.1f} s")
+    if timings.get("wait_s") is not None:
+        parts.append(f"waited for a worker {timings['wait_s']:.1f} s")
+    parts += [f"{label} {sec:.1f} s" for label, sec in timings.get("variants", []) if sec is not None]
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -275,8 +423,9 @@ def build_server(cache_dir: Path | None = None) -> PipelintServer:
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: PipelintServer, params: lsp.InitializedParams) -> None:
+        # the worker that waits with TileLang imported starts when the first TileLang file
+        # is checked (`_run`): a session of .cu files never pays for its import
         ls.lowerer.warm = ls.lower_python and ls.warm_worker
-        await ls.lowerer.prepare()          # TileLang imported before the first kernel file opens
         caps = ls.client_capabilities.workspace
         watched = caps.did_change_watched_files if caps else None
         if watched and watched.dynamic_registration:     # the configuration: check again when it changes
@@ -319,23 +468,22 @@ def build_server(cache_dir: Path | None = None) -> PipelintServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     async def hover(ls: PipelintServer, params: lsp.HoverParams) -> lsp.Hover | None:
-        analysis = await ls.wait(params.text_document.uri)
-        if analysis is None:
-            return None
-        text = analysis.hover(params.position.line + 1, params.position.character)
+        state = ls.docs.get(params.text_document.uri)
+        if state is not None and state.task is not None and not state.task.done():
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(asyncio.shield(state.task), WAIT_FOR_HOVER)
+        text = ls.hover_text(params.text_document.uri, params.position.line + 1, params.position.character)
         if text is None:
             return None
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
 
     @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False))
     async def inlay_hints(ls: PipelintServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
-        analysis = await ls.wait(params.text_document.uri)
-        if analysis is None:
-            return []
         r = params.range
         return [lsp.InlayHint(position=lsp.Position(line - 1, col), label=label, padding_left=True,
-                              tooltip="pipelint: from the lowered variants")
-                for line, col, label in analysis.inlay_hints(r.start.line + 1, r.end.line + 1)]
+                              tooltip="pipelint: from the lowered variants" if lowered else
+                              "pipelint: as written (no lowering yet)")
+                for line, col, label, lowered in ls.hints(params.text_document.uri, r.start.line + 1, r.end.line + 1)]
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
                     lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
