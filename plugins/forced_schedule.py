@@ -27,6 +27,7 @@ Pure and CPU-only (pipelint's parser and model); the GPU side is `plugins/verify
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -457,3 +458,12 @@ def relocate(delay: Delay, twin: str, kernel: str | None = None) -> Delay | None
     except PlanError:
         return None
     return replace(delay, line=stmt.span.line)
+
+
+def rename_kernel(twin: str, like: str) -> str:
+    """`twin` with its kernel named as `like`'s: a twin lowered from another TileLang function
+    (`wg_full_sync` for `wg_partial_sync`) must carry the name the host code of `like` launches."""
+    from pipelint.cuda.parser import parse
+
+    old, new = _kernel(parse(twin).unit).name, _kernel(parse(like).unit).name
+    return twin if old == new else re.sub(rf"\b{re.escape(old)}\b", new, twin)

@@ -305,6 +305,8 @@ def forced_runs(host: Any, base: dict, text: str, twin: str | None, dynamic: dic
     except fs.PlanError as exc:
         return [{"rule": "-", "line": 0, "verify": {"verdict": "not run", "why": str(exc)}}], 0.0
     delays = fs.number([d for p in plans for d in p.delays])
+    if twin is not None:
+        twin = fs.rename_kernel(twin, text)
     natural_pt = scratch / "variant.pt"
     twin_pt = where / "twin.pt"
     runs: dict[str, Any] = {}

@@ -193,3 +193,12 @@ def test_fallbacks_output_racecheck_hang_and_never_false():
     v = finding_verdict(none, {"runs": [RUN_OK]}, {"racecheck": {"errors": 0}})
     assert v["verdict"] == NOT_REPRODUCED and v["tried"] == ["d0: 0 changed, twin 0 changed"]
     assert "false" not in v["verdict"]
+
+
+def test_a_twin_from_another_function_takes_the_buggy_kernels_name():
+    buggy = (HAND / "wg_partial_sync_sm_80_s0.cu").read_text()
+    twin = (KERNELS / "wg_full_sync_sm_80_s0.cu").read_text()
+    renamed = fs.rename_kernel(twin, buggy)
+    assert "wg_full_sync_k_kernel" not in renamed and renamed.count("wg_partial_sync_k_kernel") == twin.count(
+        "wg_full_sync_k_kernel")
+    assert fs.rename_kernel(buggy, buggy) == buggy

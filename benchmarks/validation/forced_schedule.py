@@ -27,6 +27,7 @@ Manifest: {"cases": [{"id", "cu", "twin", "class", "grid", "params", "fast_math"
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -37,7 +38,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +90,7 @@ def _mutant_cases(n: int) -> list[dict[str, Any]]:
     return out[:n]
 
 
-def plan(manifest: Path, out: Path, mutants: int) -> int:
+def plan(manifest: Path, out: Path, mutants: int, max_findings: int = 0) -> int:
     from pipelint.plugins import forced_schedule as fs
 
     cases = json.loads(manifest.read_text())["cases"] if manifest.name != "-" else []
@@ -110,6 +111,9 @@ def plan(manifest: Path, out: Path, mutants: int) -> int:
         try:
             plans, findings = fs.analyze(text, case.get("cu") or f"{case['id']}.cu")
             entry["static_errors"] = sorted({f.rule for f in findings if f.severity.value == "error"})
+            if max_findings and len(plans) > max_findings:   # a time budget: the rest are said, not tried
+                entry["not_tried"] = [{"rule": p.rule, "line": p.line} for p in plans[max_findings:]]
+                plans = plans[:max_findings]
             delays = fs.number([d for p in plans for d in p.delays])
             (folder / "buggy.cu").write_text(text)
             (folder / "buggy_fs.cu").write_text(fs.render(text, delays, select=True))
@@ -155,8 +159,11 @@ def _resolve(path: str, manifest: Path) -> Path:
 # ------------------------------------------------------------------ run (GPU)
 def _run(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> dict[str, Any]:
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                            start_new_session=True, env={**os.environ, **(env or {})})
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                                start_new_session=True, env={**os.environ, **(env or {})})
+    except OSError as exc:             # no compute-sanitizer here: recorded, the other runs go on
+        return {"rc": None, "timeout": False, "seconds": 0.0, "output": f"cannot run {cmd[0]}: {exc}"}
     try:
         out, _ = proc.communicate(timeout=timeout)
         timed_out = False
@@ -294,11 +301,14 @@ def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, t
     natural["deterministic"] = natural["runs"][1].get("mismatches") == 0
     if "twin" in results and "RAW_LAUNCH ok" in results["twin"]["output"]:
         natural["wrong"] = diff("twin", "natural1")
-        if entry.get("reference") and meta is not None and Path(dump("natural1")).is_file():
-            try:
-                natural["reference"] = raw_launch.check_reference(meta, Path(dump("natural1")), entry["reference"])
-            except Exception as exc:  # noqa: BLE001 - a bad expression is recorded
-                natural["reference"] = {"error": str(exc)}
+    if entry.get("reference") and meta is not None and Path(dump("natural1")).is_file():
+        try:
+            ref = raw_launch.check_reference(meta, Path(dump("natural1")), entry["reference"])
+        except Exception as exc:  # noqa: BLE001 - a bad expression is recorded
+            ref = {"error": str(exc)}
+        natural["reference"] = ref
+        if ref.get("matches") is False:
+            natural["wrong"] = (natural.get("wrong") or 0) or ref["mismatched"]
     entry["natural"] = natural
     entry["poisoned"] = summary("v0", "natural1")
     entry["twin_poisoned"] = summary("t0", "twin") if "t0" in results else None
@@ -397,12 +407,17 @@ def run(plan_dir: Path, out: Path, jobs: int, timeout: float, arch: str, only: s
                 futs.append(outer.submit(_tilelang_case, c, plan_dir, builds / "tilelang", timeout, pool))
             else:
                 futs.append(outer.submit(_raw_case, c, plan_dir, builds, out, arch, timeout, pool))
-        for c, f in zip(cases, futs):
+        owner = dict(zip(futs, cases))
+        for f in as_completed(futs):
+            c = owner[f]
             try:
                 f.result()
             except Exception as exc:  # noqa: BLE001 - one case's failure is recorded, the run goes on
                 c["run_error"] = f"{type(exc).__name__}: {exc}"
             print(f"{c['id']}: done at {time.monotonic() - t0:.0f} s", flush=True)
+            doc["seconds"] = round(time.monotonic() - t0, 1)          # partial results as cases finish
+            with contextlib.suppress(RuntimeError):   # a case still being filled in: the next save has it
+                (out / "forced_schedule.json").write_text(json.dumps(doc, indent=2) + "\n")
     doc["seconds"] = round(time.monotonic() - t0, 1)
     doc["date"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     doc["jobs"], doc["timeout_s"] = jobs, timeout
@@ -453,6 +468,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("manifest")
     p.add_argument("out")
     p.add_argument("--mutants", type=int, default=0)
+    p.add_argument("--max-findings", type=int, default=0, help="findings tried per case (0: all)")
     r = sub.add_parser("run")
     r.add_argument("plan")
     r.add_argument("out")
@@ -466,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("out", nargs="?")
     a = ap.parse_args(argv)
     if a.step == "plan":
-        return plan(Path(a.manifest), Path(a.out), a.mutants)
+        return plan(Path(a.manifest), Path(a.out), a.mutants, a.max_findings)
     if a.step == "run":
         return run(Path(a.plan), Path(a.out), a.jobs, a.timeout, a.arch, set(a.only.split(",")) if a.only else None)
     return report(Path(a.plan), Path(a.results), Path(a.out) if a.out else None)
