@@ -27,6 +27,7 @@ from .intrinsics import HazardKind, K
 from .intrinsics import HazardKind as H
 from .threads import collisions, cross_thread, same_value, stored_value
 from .trace import Event
+from .wgmma import retired_before
 
 if TYPE_CHECKING:
     from .kernel import KernelModel
@@ -378,6 +379,8 @@ class _Sim:
         versioned = ev.buffer in self.model.stages
         for r in self.ranges(ev, create=True):
             for reader, fenced, warp in r.readers:
+                if reader.retired and retired_before(reader.threads, ev.threads):
+                    continue     # the writer's own warpgroup_wait completed the wgmma's reads
                 if not fenced and reader.node is not ev.node \
                     and not (reader.access == "atomic" and ev.access == "atomic"):
                     self.hazard(H.WAR_UNSYNCED if is_async else H.WAR_PLAIN, reader, ev, warp=warp)
@@ -400,7 +403,9 @@ class _Sim:
         vague = self._vague(ev, pieces)
         for r in pieces:
             w = r.write
-            if vague and w is not None and w.is_async and w.group is not None and not w.complete:
+            if ev.retired:
+                pass    # a wgmma's read completing: what it reads was checked at its issue
+            elif vague and w is not None and w.is_async and w.group is not None and not w.complete:
                 pass    # which of the buffer's copies it reads is unknown: not an error
             elif w is not None and w.is_async:
                 if w.group is None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from .intrinsics import ARRIVE_KINDS, EventKind, IssueKind, K
 from .trace import Event
+from .wgmma import shares_warpgroup
 
 if TYPE_CHECKING:
     from .kernel import KernelModel
@@ -418,6 +419,8 @@ class ProtocolSim:
             for reader in old.readers:
                 if any(self.released(r, rel) for rel in reader.releases):
                     continue
+                if reader.event.retired and _one_warpgroup(model, reader.role, r):
+                    continue        # the writer's own warpgroup_wait completed the wgmma's reads
                 arrivals = [rel for rel in reader.releases if rel[0] != "sync"]
                 facts = {"buffer": ev.buffer, "slot": model.slot(ev), "role": r, "reader_role": reader.role}
                 if not reader.releases:
@@ -430,6 +433,11 @@ class ProtocolSim:
                         {**facts, "barrier": rel[0] if rel else None, "phase": rel[1] if rel else None},
                         ((reader.event, "released-read"),)))
         self.ranges[rng] = Generation({ev.offset: (ev.barrier, phase, ev)}, context)
+
+
+def _one_warpgroup(model: KernelModel, a: int, b: int) -> bool:
+    ra, rb = model.roles[a], model.roles[b]
+    return shares_warpgroup((ra.lo, ra.hi), (rb.lo, rb.hi))
 
 
 _HANDLERS: dict[EventKind, Callable[[ProtocolSim, int, Event], bool]] = {

@@ -28,6 +28,7 @@ from .intrinsics import K
 from .protocol import AccessRecorder, ProtocolSim
 from .threads import collisions_between, cross_thread, same_value, stored_value
 from .trace import Event
+from .wgmma import shares_warpgroup
 
 if TYPE_CHECKING:
     from .kernel import KernelModel
@@ -122,11 +123,18 @@ class RaceRecorder(AccessRecorder):
             certain = self.overlap(old.event, ev)
         if certain is False:
             return
+        if old.event.retired or ev.retired:
+            ra, rb = self.model.roles[old.role], self.model.roles[r]
+            if shares_warpgroup((ra.lo, ra.hi), (rb.lo, rb.hi)):
+                return      # one warp group: the other role's own wait completed the wgmma's reads
         if kind == H.WAW_PLAIN and (old.event.uncertain or ev.uncertain):
             certain = None
         first, second = old.event, ev
         reader_partials, writer_role = tuple(self.partials.get(r, ())), old.role
-        if kind == H.WAR_PLAIN and _position(ev) < _position(old.event):
+        if kind == H.WAW_PLAIN and _position(ev) < _position(old.event):
+            first, second = ev, old.event       # two unordered stores: named in the program's order
+            reader_partials, writer_role = old.partial, r
+        elif kind == H.WAR_PLAIN and _position(ev) < _position(old.event):
             # Nothing orders the two roles either way, so which one the interleaving ran first
             # says nothing: name the race in the program's order (the store, then the load).
             kind, first, second = H.RAW_PLAIN, ev, old.event

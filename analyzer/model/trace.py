@@ -16,7 +16,7 @@ import itertools
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..cuda import ast as A
@@ -39,6 +39,9 @@ from .templates import Protocol
 from .templates import Sync as TemplateSync
 from .templates import protocol as template_protocol
 from .threads import LaneRecipe, ThreadSet, count, elect_extent, elected, lowest, members, span
+from .wgmma import Descriptor, MmaShape, mma_shape
+from .wgmma import footprint as wgmma_footprint
+from .wgmma import points as wgmma_points
 
 MAX_EVENTS = 200_000   # per role; a bigger kernel is analysed up to here
 MAX_GUARD_POINTS = 1 << 16   # thread x loop-point evaluations of one guard
@@ -120,6 +123,7 @@ class Event:
     space: str | None = None              # global memory: the pointer parameter it accesses
     once: tuple[int, ...] = ()            # loops walked once around it (their iterations run unordered)
     internal: bool = False                # a barrier inside a modelled template: not the user's to remove
+    retired: bool = False                 # a wgmma's read again where its group is waited for
 
     @property
     def where(self) -> str:
@@ -507,6 +511,10 @@ class _RoleWalker:
         self.role = role
         self.events: list[Event] = []
         self.descriptors: dict[str, tuple[str, int]] = {}
+        self.desc_layouts: dict[str, tuple[int, int, int] | None] = {}
+        self._operand_extents: dict[tuple, tuple[int, int] | None] = {}
+        self.wgmma_open: list[Event] = []            # wgmma reads issued since the last commit
+        self.wgmma_groups: list[list[Event]] = []    # committed groups not yet waited for
         self.desc_sites: dict[str, tuple] = {}
         self.pipeline_vars: set[str] = set()
         # One environment per role, mutated in place: loop variables (restored
@@ -959,6 +967,10 @@ class _RoleWalker:
         if ref is not None and name:
             off, _ = self.offset(ref.index, ref.elem_bytes, c.env, c.node)
             self.descriptors[name] = (ref.buffer, off or 0)
+            # `initialize_wgmma_descriptor<layout, LBO, SBO>`: what the operand footprint needs
+            layout = [evaluate_text(t) for t in c.node.template_args] if off is not None else []
+            known = [v for v in layout if v is not None]
+            self.desc_layouts[name] = (known[0], known[1], known[2]) if len(known) == len(layout) == 3 else None
 
     def on_desc_offset(self, c: _Call) -> None:
         args = c.node.args
@@ -966,17 +978,109 @@ class _RoleWalker:
         if name in self.descriptors and c.value is not None:
             buf, off = self.descriptors[name]
             self.descriptors[name] = (buf, off + c.value)
+            if any(n in self.ranges for n in _names_of(c.node.args[1])) if len(c.node.args) > 1 else True:
+                self.desc_layouts[name] = None     # moved by a loop walked once: no one footprint
             self.desc_sites[name] = (id(c.node), tuple(sorted(
                 (k, v) for k, v in self.loop_stack if k not in self.pipeline_vars)))
 
     def on_mma(self, c: _Call) -> None:
-        """wgmma / tcgen05 MMA: reads the shared memory its descriptors point at."""
-        for name in _names_in(c.node.args):
-            if name in self.descriptors:
+        """wgmma / tcgen05 MMA: reads the shared memory its descriptors point at.
+
+        A wgmma's reads are asynchronous: they may happen at any time until a
+        `warpgroup_wait<N>` retires its commit group, so each read is recorded twice, at the
+        issue (what must be written before it) and where it is retired (what may be written
+        only after it: an mbarrier arrival between the two releases a slot still being read)."""
+        shape = mma_shape(c.node.name, c.node.template_args)
+        operands = [(0, True), (1, False)] if shape is not None and shape.a_in_smem else \
+            [(1, False)] if shape is not None else [(n, None) for n in range(len(c.node.args))]
+        for pos, is_a in operands:
+            if pos >= len(c.node.args):
+                continue
+            for name in _names_in((c.node.args[pos],)):
+                if name not in self.descriptors:
+                    continue
                 buf, off = self.descriptors[name]
                 site = self.desc_sites.get(name, (id(c.node),))
-                self.events.append(Event(K.SMEM, c.node, self.index, c.mult, c.it, "read", buf, off,
-                                         site, guarded=c.guarded, threads=self.mask))
+                extent = None
+                if shape is not None and is_a is not None:
+                    extent = self.operand_extent(c, pos, name, shape, is_a)
+                ev = Event(K.SMEM, c.node, self.index, c.mult, c.it, "read", buf, off,
+                           site, guarded=c.guarded, threads=self.mask, extent=extent)
+                self.events.append(ev)
+                if shape is not None:
+                    self.wgmma_open.append(ev)
+
+    def operand_extent(self, c: _Call, pos: int, name: str, shape: MmaShape, is_a: bool) -> tuple[int, int] | None:
+        """The bytes of its buffer one wgmma operand reads over the once-walked loops around it
+        (`model.wgmma`), or None where the descriptor's layout or the offset is not known."""
+        layout = self.desc_layouts.get(name)
+        buf, off = self.descriptors[name]
+        if layout is None:
+            return None
+        arg = c.node.args[pos]
+        while isinstance(arg, A.Cast):
+            arg = arg.operand
+        addend: A.Expr | None = None
+        if isinstance(arg, A.Binary) and arg.op == "+" and isinstance(arg.left, A.Name) and arg.left.ident == name:
+            addend = arg.right
+        elif not (isinstance(arg, A.Name) and arg.ident == name):
+            return None
+        names = _names_of(addend) if addend is not None else ()
+        loops = [(n, self.ranges[n]) for n in names if n in self.ranges]
+        key = (id(c.node), pos, off, layout, tuple(loops), tuple((n, c.env.get(n)) for n in names))
+        if key in self._operand_extents:
+            return self._operand_extents[key]
+        found = self._operand_extent(c, addend, loops, off, layout, buf, shape, is_a)
+        self._operand_extents[key] = found
+        return found
+
+    def _operand_extent(self, c: _Call, addend: A.Expr | None, loops: list, off: int, layout: tuple,
+                        buf: str, shape: MmaShape, is_a: bool) -> tuple[int, int] | None:
+        # a descriptor is uniform over its warp group (one operation): one thread of each will do
+        loops = [(n, r) for n, r in loops if n != "threadIdx.x"]
+        threads = self.ranges.get("threadIdx.x") or (self.role.lo, self.role.hi - 1)
+        combos = wgmma_points(loops)
+        if combos is None:
+            return None
+        if addend is not None and "threadIdx.x" in _names_of(addend):
+            firsts = sorted({threads[0]} | {t for t in range(threads[0], threads[1] + 1) if t % 128 == 0})
+            combos = [{**p, "threadIdx.x": t} for p in combos for t in firsts]
+        starts = []
+        for point in combos:
+            units = self.b.eval(addend, {**c.env, **point}) if addend is not None else 0
+            if units is None:
+                return None
+            starts.append(off + units * 16)
+        buffer = self.b.layout.buffers.get(buf)
+        base = buffer.offset if buffer is not None else 0
+        desc = Descriptor(buf, off, *layout)
+        return wgmma_footprint(desc, starts, shape.m if is_a else shape.n, shape.k,
+                               shape.a_bytes if is_a else shape.b_bytes, shape.tnsp_a if is_a else shape.tnsp_b,
+                               base)
+
+    def on_wgmma_commit(self, c: _Call) -> None:
+        """`warpgroup_commit_batch`: the wgmmas issued since the last commit form a group."""
+        self.on_plain(c)
+        if self.wgmma_open:
+            # in a loop walked once, this one commit is each iteration's: as many groups
+            trips = math.prod(hi - lo + 1 for name, (lo, hi) in self.ranges.items() if name != "threadIdx.x")
+            self.wgmma_groups.extend([self.wgmma_open] * max(1, min(trips, 1024)))
+            self.wgmma_open = []
+
+    def on_wgmma_wait(self, c: _Call) -> None:
+        """`warpgroup_wait<N>` / `wait_wgmma<N>`: every group but the newest N has completed its
+        shared-memory reads here (for the whole warp group); an unknown N retires nothing.  The
+        retired reads come just before the wait in the trace: nothing lies between them, and
+        what follows the wait (a release) follows the reads' completion."""
+        if c.value is not None and c.value >= 0:
+            keep = c.value
+            done = self.wgmma_groups[:len(self.wgmma_groups) - keep] if keep else self.wgmma_groups
+            self.wgmma_groups = self.wgmma_groups[len(done):]
+            pending = {id(ev) for group in self.wgmma_groups for ev in group}
+            for ev in dict.fromkeys(ev for group in done for ev in group):
+                if id(ev) not in pending:       # every iteration's group of it retired
+                    self.events.append(replace(ev, retired=True))
+        self.on_plain(c)
 
     def on_shared_pointer(self, c: _Call) -> None:
         """PTX wrappers and copies that take a shared-memory pointer at a known argument."""
@@ -1056,6 +1160,8 @@ _CALL_HANDLERS = {
     K.DESC_INIT: _RoleWalker.on_desc_init,
     K.DESC_OFFSET: _RoleWalker.on_desc_offset,
     K.WGMMA: _RoleWalker.on_mma,
+    K.WGMMA_COMMIT: _RoleWalker.on_wgmma_commit,
+    K.WGMMA_WAIT: _RoleWalker.on_wgmma_wait,
     K.CP_ASYNC: _RoleWalker.on_shared_pointer,
     K.READ: _RoleWalker.on_shared_pointer,
     K.WRITE: _RoleWalker.on_shared_pointer,
