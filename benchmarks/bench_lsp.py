@@ -4,20 +4,28 @@
     python benchmarks/bench_lsp.py --pathological [--runs 3]
 
 For each run a fresh server process is started and the kernel (default: examples/gemm.py) is
-opened; three numbers are taken:
+opened; these numbers are taken:
 
 * start-up: spawning the server until it answers `initialize`;
 * cold: `didOpen` until the first `publishDiagnostics` with an empty lowering cache (the
-  kernel is lowered for the configured targets: by default sm_80 and sm_90, as written);
+  kernel is lowered for the configured targets: by default sm_80 and sm_90, as written; the
+  server publishes the first lowered variant's findings at once, cheapest variant first), and
+  until the complete set (every variant: `cold complete`);
 * cached: the same in a new server process once the lowering is cached;
 * after a comment edit: `didChange` appending a comment to the `T.Pipelined` line until the
   new diagnostics (the code digest is unchanged: no lowering; includes the 0.8 s debounce);
 * after a code edit: a blank line inserted at the top (lowered again, by the worker the server
-  keeps waiting with TileLang imported; includes the debounce).
+  keeps waiting with TileLang imported; includes the debounce), first and complete;
+* second file: while that code edit is being lowered, a second kernel file (examples/reduction.py,
+  lowered and cached by the cold server) is opened; the time to its diagnostics.
 
-The goal (issue 27): first diagnostic under 10 s cold for examples/gemm.py on the 2-core
-development machine, under 1 s cached.  `--transcript` writes one session (the requests, the
-diagnostics, a hover, the inlay hints) as JSON.
+The server's log message for each checked file says where the lowering time went (the worker's
+TileLang import, waiting for a worker, each variant); the cold run's is printed.
+
+Goals (issue 39, on the 2-core development machine, medians of 3 fresh servers): first
+diagnostic cold <= 5 s, after a code edit <= 2 s, cached <= 0.3 s, and a second file's
+diagnostics unaffected by the first's lowering (<= 1 s).  `--transcript` writes one session
+(the requests, the diagnostics, a hover, the inlay hints) as JSON.
 
 `--pathological` (issue 38): a 5.8 MB `.cu` buffer whose analysis runs into the 20 s CPU budget
 is opened, then, 0.5 s later, a small `.cu` file; the goal is that the small file's diagnostics
@@ -51,6 +59,8 @@ class Session:
         self.cache = cache
         self.options = options or {}
         self.diagnostics: asyncio.Queue = asyncio.Queue()
+        self.messages: list[tuple[float, str]] = []
+        self.published: list[tuple[float, lsp.PublishDiagnosticsParams]] = []
         self.log: list[dict] = []
         self.convert = default_converter()
 
@@ -58,10 +68,12 @@ class Session:
         def published(_: object, params: lsp.PublishDiagnosticsParams) -> None:
             self.record("server → client", "textDocument/publishDiagnostics", params)
             self.diagnostics.put_nowait((time.perf_counter(), params))
+            self.published.append((time.perf_counter(), params))
 
         @self.client.feature(lsp.WINDOW_LOG_MESSAGE)
         def logged(_: object, params: lsp.LogMessageParams) -> None:
             self.record("server → client", "window/logMessage", params)
+            self.messages.append((time.perf_counter(), params.message))
 
     def record(self, direction: str, method: str, payload: object) -> None:
         self.log.append({"direction": direction, "method": method,
@@ -88,6 +100,20 @@ class Session:
         when, diags = await asyncio.wait_for(self.diagnostics.get(), 300)
         return when - started, diags
 
+    async def complete(self, path: Path, since: float, timeout: float = 300) -> tuple[float, str]:
+        """When the complete diagnostics of `path` arrived after `since` (the publish that follows
+        the server's log message for the file), and that message."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            said = next(((t, m) for t, m in self.messages if t >= since and f"pipelint: {path.name}: " in m
+                         and "diagnostic(s)" in m), None)
+            if said is not None:
+                after = [t for t, p in self.published if t >= said[0] and p.uri == path.as_uri()]
+                if after:
+                    return after[0] - since, said[1]
+            await asyncio.sleep(0.02)
+        raise TimeoutError(f"no complete diagnostics for {path}")
+
     async def comment_edit(self, path: Path) -> float:
         lines = path.read_text().splitlines()
         line = next(i for i, t in enumerate(lines) if "T.Pipelined(" in t)
@@ -101,9 +127,11 @@ class Session:
         when, _ = await asyncio.wait_for(self.diagnostics.get(), 300)
         return when - started
 
-    async def code_edit(self, path: Path) -> float:
+    async def code_edit(self, path: Path, second: Path | None = None) -> tuple[float, float, float | None]:
         """A blank line inserted at the top: the code digest changes (lines move), so the buffer
-        is lowered again, by the worker the server keeps waiting with TileLang imported."""
+        is lowered again, by the worker the server keeps waiting with TileLang imported.  The
+        first and the complete diagnostics' times, and (`second`: a file opened while this one
+        is being lowered) the second file's."""
         params = lsp.DidChangeTextDocumentParams(
             lsp.VersionedTextDocumentIdentifier(uri=path.as_uri(), version=3),
             [lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
@@ -112,8 +140,18 @@ class Session:
         await asyncio.sleep(5.0)            # the standby worker has imported TileLang by now
         started = time.perf_counter()
         self.client.text_document_did_change(params)
-        when, _ = await asyncio.wait_for(self.diagnostics.get(), 300)
-        return when - started
+        other = None
+        if second is not None:
+            await asyncio.sleep(1.0)        # past the 0.8 s pause: the edit is being lowered
+            opened = self.send_open(second, second.read_text(), "python")
+            other = await self.published_for(second.as_uri()) - opened
+        first = next(t for t, p in self.published if t >= started and p.uri == path.as_uri()) \
+            if any(t >= started and p.uri == path.as_uri() for t, p in self.published) else \
+            await self.published_for(path.as_uri())
+        done, _ = await self.complete(path, started)
+        while not self.diagnostics.empty():
+            self.diagnostics.get_nowait()
+        return first - started, done, other
 
     async def hover_and_hints(self, path: Path, shift: int = 0) -> None:
         """Hover and inlay hints on the T.Pipelined line (`shift`: lines the edits inserted above it)."""
@@ -148,23 +186,34 @@ class Session:
         await self.client.stop()
 
 
+SECOND = ROOT / "examples" / "reduction.py"
+
+
 async def one_run(kernel: Path, transcript: Path | None, options: dict) -> dict:
     with tempfile.TemporaryDirectory(prefix="pipelint-bench-lsp-") as cache:
         cold = Session(cache, options)
         startup = await cold.start()
+        opened = time.perf_counter()
         first, diags = await cold.open(kernel)
+        complete, breakdown = await cold.complete(kernel, opened)
+        await cold.open(SECOND)             # lowered and cached for the second-file measure
+        await cold.complete(SECOND, opened)
         await cold.stop()
         warm = Session(cache, options)
         await warm.start()
         cached, _ = await warm.open(kernel)
+        while not warm.diagnostics.empty():
+            warm.diagnostics.get_nowait()
         edit = await warm.comment_edit(kernel)
-        relower = await warm.code_edit(kernel)
+        relower, relower_done, second = await warm.code_edit(kernel, SECOND)
         if transcript is not None:
             await warm.hover_and_hints(kernel, shift=1)      # the code edit added a line on top
             transcript.write_text(json.dumps(cold.log + warm.log, indent=1, ensure_ascii=False) + "\n")
         await warm.stop()
-    return {"startup_s": startup, "first_diagnostic_cold_s": first, "first_diagnostic_cached_s": cached,
-            "after_comment_edit_s": edit, "after_code_edit_s": relower, "diagnostics": len(diags.diagnostics)}
+    return {"startup_s": startup, "first_diagnostic_cold_s": first, "cold_complete_s": complete,
+            "first_diagnostic_cached_s": cached, "after_comment_edit_s": edit, "after_code_edit_s": relower,
+            "code_edit_complete_s": relower_done, "second_file_s": second, "diagnostics": len(diags.diagnostics),
+            "breakdown": breakdown}
 
 
 async def pathological_run() -> dict:
@@ -216,19 +265,24 @@ def main() -> int:
         options = {"warmWorker": False} if args.no_warm_worker else {}
         r = asyncio.run(one_run(kernel, Path(args.transcript) if args.transcript and i == 0 else None, options))
         runs.append(r)
-        print(f"run {i + 1}: start-up {r['startup_s']:.2f} s, "
-              f"first diagnostic cold {r['first_diagnostic_cold_s']:.2f} s, "
+        print(f"run {i + 1} (load {os.getloadavg()[0]:.1f}): start-up {r['startup_s']:.2f} s, "
+              f"first diagnostic cold {r['first_diagnostic_cold_s']:.2f} s (complete {r['cold_complete_s']:.2f} s), "
               f"cached {r['first_diagnostic_cached_s']:.2f} s, "
               f"after a comment edit {r['after_comment_edit_s']:.2f} s, "
-              f"after a code edit {r['after_code_edit_s']:.2f} s "
-              f"({r['diagnostics']} diagnostic(s))", flush=True)
-    keys = ("startup_s", "first_diagnostic_cold_s", "first_diagnostic_cached_s", "after_comment_edit_s",
-            "after_code_edit_s")
+              f"after a code edit {r['after_code_edit_s']:.2f} s (complete {r['code_edit_complete_s']:.2f} s), "
+              f"second file during that lowering {r['second_file_s']:.2f} s "
+              f"({r['diagnostics']} diagnostic(s))\n    cold: {r['breakdown']}", flush=True)
+    keys = ("startup_s", "first_diagnostic_cold_s", "cold_complete_s", "first_diagnostic_cached_s",
+            "after_comment_edit_s", "after_code_edit_s", "code_edit_complete_s", "second_file_s")
     median = {k: statistics.median(r[k] for r in runs) for k in keys}
     print("median: " + ", ".join(f"{k} {v:.2f}" for k, v in median.items()))
-    ok = median["first_diagnostic_cold_s"] < 10 and median["first_diagnostic_cached_s"] < 1
-    print(f"goal (cold < 10 s, cached < 1 s): {'met' if ok else 'NOT met'} on {os.cpu_count()} core(s)")
-    return 0 if ok else 1
+    goals = {"first_diagnostic_cold_s": 5.0, "after_code_edit_s": 2.0, "first_diagnostic_cached_s": 0.3,
+             "second_file_s": 1.0}
+    missed = [k for k, limit in goals.items() if median[k] > limit]
+    print(f"goals (cold <= 5 s, code edit <= 2 s, cached <= 0.3 s, second file <= 1 s): "
+          f"{'met' if not missed else 'NOT met: ' + ', '.join(missed)} on {os.cpu_count()} core(s), "
+          f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    return 0 if not missed else 1
 
 
 if __name__ == "__main__":

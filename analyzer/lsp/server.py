@@ -126,6 +126,7 @@ class PipelintServer(LanguageServer):
             await asyncio.sleep(delay)
         doc = self.workspace.get_text_document(uri)
         path, text, version = to_fs_path(uri) or uri, doc.source, doc.version
+        trace(f"run {Path(path).name} v{version}")
         state = self.docs.setdefault(uri, DocState())
         if path.endswith(".py"):
             src = scan(text)
@@ -160,6 +161,7 @@ class PipelintServer(LanguageServer):
         state.analysis, state.version, state.text, state.stale, state.complete = analysis, version, text, None, True
         state.lowered, state.params = self._lowered.pop(path, (None, state.params))
         self.publish(uri, analysis, version)
+        trace(f"published {Path(path).name} v{version}")
         if path.endswith(".py") and self.lower_python and state.lowered is not None:
             asyncio.ensure_future(self.lowerer.prepare())   # the next lowering's worker, TileLang imported
 
@@ -203,6 +205,17 @@ class PipelintServer(LanguageServer):
         folder = self.cache_dir or self._cache_of(config)
         dump = dump_folder(folder, path)
         src = scan(text)
+        use_cache = config.cache is not False
+        stored = self._stored_analysis(path, text, settings, config, budgets, folder, dump) if use_cache else None
+        if stored is not None:
+            key, hit, lowered_hit = stored
+            if hit is not None and lowered_hit is not None:
+                analysis = self._finish(hit, src, lowered_hit, settings)
+                analysis.cached = True
+                self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Info, visible(
+                    f"pipelint: {Path(path).name}: {len(analysis.diagnostics)} diagnostic(s); lowering cached; "
+                    "analysis cached")))
+                return analysis
         latest: list[dict] = []
         ready = asyncio.Event()
 
@@ -227,6 +240,10 @@ class PipelintServer(LanguageServer):
             publisher.cancel()
         started = time.perf_counter()
         analysis = await analyse_python_in_child(path, text, lowered.result, config, dump, budgets)
+        if stored is not None and lowered.result.get("kind") not in ("timeout", "crash"):
+            from . import store
+
+            store.store(folder, stored[0], analysis)
         analysis = self._finish(analysis, src, lowered.result, settings)
         analysis.seconds, analysis.cached = lowered.seconds, lowered.cached
         self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Info, visible(
@@ -234,6 +251,20 @@ class PipelintServer(LanguageServer):
             f"lowering {'cached' if lowered.cached else f'{lowered.seconds:.1f} s'}{_timings(lowered.timings)}; "
             f"analysis {time.perf_counter() - started:.2f} s")))
         return analysis
+
+    def _stored_analysis(self, path: str, text: str, settings: Any, config: Any, budgets: Any, folder: Path,
+                         dump: Path) -> tuple[str, FileAnalysis | None, dict | None] | None:
+        """The analysis cache's key for this buffer, its entry and the cached lowering (`store`);
+        None without TileLang (nothing is lowered, nothing stored)."""
+        from . import store
+        from .lowering import cache_key
+
+        if self.lowerer.tl_version is None:
+            return None
+        key = store.key(cache_key(path, text, settings, self.lowerer.tl_version), text, config, self.host,
+                        budgets, dump)
+        hit = store.load(folder, key)
+        return key, hit, self.lowerer.cached(path, text, settings, folder) if hit is not None else None
 
     def _finish(self, analysis: FileAnalysis, src: Any, lowered: dict, settings: Any) -> FileAnalysis:
         """The analysis with what the server adds: the notes (a kernel lowered only as written,
@@ -302,7 +333,9 @@ class PipelintServer(LanguageServer):
         too_large = buffer_too_large(text, budgets)
         if too_large is not None:
             return FileAnalysis(path, [Diagnostic(1, 0, 1, Severity.WARNING, "unreadable-file", too_large)])
+        trace(f"child for {Path(path).name}")
         checked = await check_in_child(path, text, config.plugins, budgets)
+        trace(f"child done {Path(path).name}")
         self.host.configure(config.plugins)
         return analyze_cuda(path, text, self.host, config, checked)
 
@@ -352,6 +385,16 @@ class PipelintServer(LanguageServer):
         caps = self.client_capabilities.workspace
         if caps and caps.inlay_hint and caps.inlay_hint.refresh_support:
             self.workspace_inlay_hint_refresh(None)
+
+
+_TRACE = os.environ.get("PIPELINT_LSP_TRACE")
+
+
+def trace(what: str) -> None:
+    """`PIPELINT_LSP_TRACE=FILE`: append `<monotonic seconds> <what>` to FILE (profiling)."""
+    if _TRACE:
+        with contextlib.suppress(OSError), open(_TRACE, "a", encoding="utf-8") as fh:
+            fh.write(f"{time.monotonic():.3f} {os.getpid()} {what}\n")
 
 
 def _timings(timings: dict | None) -> str:
@@ -414,12 +457,15 @@ def build_server(cache_dir: Path | None = None) -> PipelintServer:
     server = PipelintServer(cache_dir)
 
     @server.feature(lsp.INITIALIZE)
-    def initialize(ls: PipelintServer, params: lsp.InitializeParams) -> None:
+    async def initialize(ls: PipelintServer, params: lsp.InitializeParams) -> None:
         opts = params.initialization_options if isinstance(params.initialization_options, dict) else {}
         ls.lint_on_change = bool(opts.get("lintOnChange", True))
         ls.debounce = float(opts.get("debounce", 0.8))
         ls.lower_python = bool(opts.get("lowerPython", True))
         ls.warm_worker = bool(opts.get("warmWorker", True))
+        from .cudajob import ready
+
+        await ready()       # the analysis processes' forkserver is up: no first file waits for it
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: PipelintServer, params: lsp.InitializedParams) -> None:
@@ -444,6 +490,7 @@ def build_server(cache_dir: Path | None = None) -> PipelintServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: PipelintServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        trace(f"didOpen {params.text_document.uri.rsplit('/', 1)[-1]}")
         ls.schedule(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
