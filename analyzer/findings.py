@@ -131,6 +131,9 @@ class Report:
     cached: int = 0              # files whose results came from the result cache
     baseline_stale: int = 0      # baseline entries no current finding matches
     baseline_written: tuple[int, int] | None = None   # (entries written, stale entries pruned)
+    # "python" once `relocate.python_first` made the TileLang lines primary: reporters then show
+    # messages in Python terms and one finding per defect (`pipelint.report.present`)
+    primary_location: str = "cuda"
 
     def sorted_findings(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: f.sort_key)

@@ -1,9 +1,11 @@
 """Progress of long work on a terminal, on stderr, so reports on stdout stay clean.
 
-Shown only when stderr is a terminal and `--quiet` is not given (never in CI logs
-or pipes).  Uses rich's transient progress bar when rich is installed, else one
-line rewritten in place.  `lower` and `bench` report each variant's outcome
-(lowered / cached / failed, and its time) as a line of its own.
+Shown only when stderr is a terminal and `--quiet` is not given.  Uses rich's
+transient progress bar when rich is installed, else one line rewritten in place.
+`lower` and `bench` report each variant's outcome (lowered / cached / failed, and
+its time) as a line of its own; with `log=True` (`lower`) those lines are written
+in a CI log or a pipe too, as plain lines without colour or carriage returns, so a
+long sweep is not a minute of silence.
 """
 from __future__ import annotations
 
@@ -21,12 +23,15 @@ def wanted(quiet: bool = False, stream: TextIO | None = None) -> bool:
 class Progress:
     """`with Progress("checking", n) as p: ... p.advance(1, "file.cu")`."""
 
-    def __init__(self, what: str, total: int, quiet: bool = False, stream: TextIO | None = None) -> None:
+    def __init__(self, what: str, total: int, quiet: bool = False, stream: TextIO | None = None,
+                 log: bool = False) -> None:
         self.what = what
         self.total = total
         self.done = 0
         self.stream = stream or sys.stderr
         self.enabled = wanted(quiet, self.stream) and total > 1
+        # plain lines for `note` where no progress is drawn (not a terminal), unless --quiet
+        self.log = log and not quiet and not wanted(quiet, self.stream)
         self._rich: Any = None
         self._task: Any = None
         self._started = time.monotonic()
@@ -60,11 +65,16 @@ class Progress:
             self.stream.write(f"\r{self.what} {self.done}/{self.total} {item[-60:]:<60}")
             self.stream.flush()
 
-    def note(self, line: str) -> None:
-        """A line that stays (a variant's outcome)."""
-        if not self.enabled:
-            return
+    def note(self, line: str, log_line: str | None = None) -> None:
+        """A line that stays (a variant's outcome); `log_line` is what a log gets instead, where
+        no progress is drawn (it names what the line is about without the bar around it)."""
         from .report.escape import visible
+
+        if not self.enabled:
+            if self.log:
+                self.stream.write(visible(log_line or line.strip()) + "\n")
+                self.stream.flush()
+            return
 
         line = visible(line)
         if self._rich is not None:

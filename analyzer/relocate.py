@@ -33,8 +33,10 @@ def python_origin(f: Finding) -> Location | None:
 
 
 def python_first(report: Report) -> None:
-    """Make each finding's Python origin its primary location; the `.cu` span becomes related."""
+    """Make each finding's Python origin its primary location; the `.cu` span becomes related.
+    Reporters then show the findings in Python terms, one per defect (`pipelint.report.present`)."""
     report.findings = [_python_first(f) for f in report.findings]
+    report.primary_location = "python"
 
 
 def _python_first(f: Finding) -> Finding:

@@ -42,6 +42,14 @@ def test_seed_gemm_sweep_reproduces_the_planner_facts(lower, tmp_path):
     assert facts["pipelined_loops"][0]["software_pipeline_stage"] == [0, 0, 2]
     doc = lower(GEMM, "--num-stages", "3", "--arch", "sm_80", "--dump-dir", tmp_path, "--format", "json").json
     assert doc["variants"][0]["cuda"] == str(tmp_path / "matmul_sm_80_s3.cu")
+    # issue 34: the Hopper rows say what the TMA pipeline became (slots, barriers, bytes, roles, parity)
+    tma = res.out.split("TMA pipeline", 1)[1].split("\n\n", 1)[0]
+    (row,) = [line.split() for line in tma.splitlines() if line.startswith("sm_90  3")]
+    assert row[:9] == ["sm_90", "3", "3", "3", "x", "1", "3", "x", "128"], tma
+    assert "16384 (A_desc 8192 + B_desc 2 x 4096)" in tma and "(k_1 % 6) / 3" in tma
+    assert "threads 0-127" in tma and "threads 128-255" in tma
+    # one progress line per variant although stderr is not a terminal (a CI log)
+    assert sum(line.startswith("pipelint lower: ") for line in res.err.splitlines()) == 6, res.err
 
 
 def test_json_variants_and_second_run_is_cached(lower, tmp_path):
@@ -85,6 +93,18 @@ def test_tma_box_bytes_come_from_the_host_code(lower):
     doc = lower(GEMM, "--num-stages", "3", "--arch", "sm_90", "--format", "json").json
     (v,) = doc["variants"]
     assert v["tma_box_bytes"] == {"A_desc": 128 * 32 * 2, "B_desc": 32 * 64 * 2}
+
+
+def test_a_factory_without_num_stages_is_lowered_as_written(lower):
+    """Issue 39: `lower FILE.py` said "no ... kernel factory" (exit 2) for a factory without a
+    num_stages parameter; it is lowered as written, once per arch, and says so."""
+    res = lower(PY / "no_stage_param.py", "--num-stages", "0", "1", "3", "--arch", "sm_80", "--format", "json")
+    assert res.code == 0, res.err
+    (v,) = res.json["variants"]
+    assert v["ok"] and v["as_written"] and v["num_stages"] == 2
+    assert v["pipelined_loops"][0]["python_line"] == 14
+    assert "takes no num_stages parameter: lowered as written" in res.err
+    assert "only the stage count it is written with (num_stages=2) was checked" in res.err
 
 
 @pytest.mark.parametrize("target,message", [
@@ -207,3 +227,36 @@ def test_configs_all_lowers_every_autotune_configuration_and_prunes(lower, tmp_p
     assert prune([{"block_K": 32, "num_stages": 2}], str(out)) == [{"block_K": 32, "num_stages": 2}]
     plain = lower(PY / "autotuned.py", "--configs", "x", "--arch", "sm_90")
     assert plain.code == 2
+
+
+SOFTMAX = ROOT / "tests" / "fixtures" / "causes" / "two_loop_softmax.py"
+
+
+def test_two_loop_softmax_loops_failures_and_counts(lower, run_cli, tmp_path, monkeypatch):
+    """Issues 34 and 39 on a user's two-loop online softmax: its two loops over `k` are named by
+    their Python lines; sm_90 does not lower in TileLang 0.1.15 (an InternalError), which is
+    reported at the factory's `def` line with what it means, recorded in the dump folder, and
+    `check` on that folder fails with the same counts as `lower`; `concise --primary-location
+    python` prints each defect once, naming its variants."""
+    monkeypatch.chdir(ROOT)
+    dump = tmp_path / "lowered"
+    res = lower(SOFTMAX.relative_to(ROOT), "--num-stages", "2", "3", "--arch", "sm_80", "sm_90", "--dump-dir", dump)
+    assert res.code == 1, res.out + res.err
+    assert "sm_80 num_stages=2 (loop over k at two_loop_softmax.py:26):" in res.out
+    assert "sm_80 num_stages=2 (loop over k at two_loop_softmax.py:38):" in res.out
+    failed = [line for line in res.out.splitlines() if "error[lowering-failed]" in line]
+    assert len(failed) == 2 and all(line.startswith(f"{SOFTMAX.relative_to(ROOT)}:11:1: ") for line in failed)
+    assert all("TileLang pass failed" in line for line in failed)
+    assert (dump / "online_softmax_sm_90_s2.cu").read_text().startswith("// pipelint: TileLang could not lower")
+    summary = res.out.strip().splitlines()[-2]
+    counts = summary.split(": ", 1)[1]
+    checked = run_cli("check", dump, "--no-cache")
+    assert checked.code == 1
+    assert checked.out.strip().splitlines()[-1].split(": ", 1)[1].startswith(counts), (summary, checked.out)
+    concise = run_cli("check", dump, "--no-cache", "--primary-location", "python", "--format", "concise").out
+    lines = concise.splitlines()
+    assert len(lines) == len(set(lines)) and len(lines) < len(run_cli("check", dump, "--no-cache",
+                                                                         "--format", "concise").out.splitlines())
+    assert any(line.endswith("[sm_80 s2, s3]") for line in lines)
+    assert sum("lowering-failed" in line for line in lines) == 1
+    assert run_cli("check", dump, "--no-cache", "--ignore", "lowering-failed").code == 0

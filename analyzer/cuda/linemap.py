@@ -41,6 +41,20 @@ class LineMap:
             self._at.append(d.line)
             self._origin.append((current_file, int(m.group(1))))
 
+    @classmethod
+    def from_text(cls, text: str) -> LineMap:
+        """The map of a source's `#line` directives read off its text, without parsing it (a
+        reporter mapping a finding's CUDA lines back to Python)."""
+        from .ast import Directive
+        from .newlines import split_lines
+
+        found = []
+        for number, line in enumerate(split_lines(text), 1):
+            stripped = line.lstrip()
+            if stripped.startswith("#") and _LINE.match(stripped):
+                found.append(Directive(stripped, number, 1))
+        return cls(found)
+
     def __bool__(self) -> bool:
         return bool(self._at)
 

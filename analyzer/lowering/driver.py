@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -54,6 +55,7 @@ class Variant:
     result: dict[str, Any] = field(default_factory=dict)
     cached: bool = False
     seconds: float = 0.0
+    as_written: bool = False        # the kernel takes no num_stages: lowered with the stages it is written with
 
     @property
     def label(self) -> str:
@@ -95,8 +97,28 @@ def parse_params(items: list[str]) -> dict[str, Any]:
     return params
 
 
-def run_worker(payload: dict, timeout: float, env: dict | None = None) -> dict:
-    """Run one worker process; crashes and timeouts come back as error results."""
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
+def strip_ansi(text: str) -> str:
+    """`text` without terminal escape sequences (SGR colours, cursor moves, OSC titles)."""
+    return _ANSI.sub("", text) if "\x1b" in text else text
+
+
+def colour_wanted(stream=None) -> bool:
+    """Colour for `stream` (stderr): NO_COLOR turns it off, FORCE_COLOR on, else only a terminal."""
+    stream = stream or sys.stderr
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+def run_worker(payload: dict, timeout: float, env: dict | None = None, colour: bool | None = None) -> dict:
+    """Run one worker process; crashes and timeouts come back as error results.  TileLang's
+    terminal trace is passed to stderr with its colours only where `colour` (default:
+    `colour_wanted`): a CI log or a file gets plain text (issue 34)."""
     cmd = [sys.executable, "-m", "pipelint.lowering.worker"]
     root = str(Path(__file__).resolve().parents[2])
     penv = dict(os.environ, **(env or {}))
@@ -113,7 +135,8 @@ def run_worker(payload: dict, timeout: float, env: dict | None = None) -> dict:
     out = proc.stdout
     if (env or {}).get("TL_LOWER_TRACE") in ("terminal", "both"):
         # TileLang prints its per-pass IR diff to the worker's stdout: pass it on
-        sys.stderr.write(out.rsplit(MARKER, 1)[0] + proc.stderr)
+        passed = out.rsplit(MARKER, 1)[0] + proc.stderr
+        sys.stderr.write(passed if (colour_wanted() if colour is None else colour) else strip_ansi(passed))
     if MARKER in out:
         result = json.loads(out.rsplit(MARKER, 1)[1])
         if not result.get("ok"):
@@ -148,17 +171,32 @@ def discover(ref: KernelRef, timeout: float) -> dict:
     return result
 
 
+# Environment variables TileLang and TVM read while lowering (pass switches such as
+# TL_DISABLE_WARP_SPECIALIZED, TILELANG_* settings): part of the pass configuration a result
+# depends on.  The trace switches only add output.
+PASS_ENV_PREFIXES = ("TL_", "TILELANG_", "TVM_")
+PASS_ENV_IGNORED = frozenset({"TL_LOWER_TRACE", "TL_LOWER_TRACE_DIR"})
+
+
+def pass_environment(environ: dict[str, str] | None = None) -> list[list[str]]:
+    """The `TL_*`/`TILELANG_*`/`TVM_*` variables of the environment the workers inherit, sorted."""
+    env = os.environ if environ is None else environ
+    return sorted([k, v] for k, v in env.items() if k.startswith(PASS_ENV_PREFIXES) and k not in PASS_ENV_IGNORED)
+
+
 def cache_key(ref: KernelRef, params: dict, arch: str, stages: int, tl_version: str) -> str:
     """Everything the lowering depends on: the file's bytes *and path* (the CUDA's `#line` names
     it; two copies of one file are two entries), the project modules it imports, transitively
-    (a tile size in `tiles.py`), the kernel, its parameters, the target, TileLang's and
-    pipelint's versions and the worker's code."""
+    (a tile size in `tiles.py`), the kernel, the factory's parameters (`--param`; its defaults are
+    the file's bytes), the target and num_stages, the pass configuration (the worker's own, in its
+    code, and the `TL_*`/`TILELANG_*`/`TVM_*` environment: `pass_environment`), TileLang's version
+    and pipelint's."""
     from .imports import imports_digest
 
     digest = hashlib.sha256(Path(ref.file).read_bytes()).hexdigest()
     worker = hashlib.sha256(Path(__file__).with_name("worker.py").read_bytes()).hexdigest()
     raw = json.dumps([digest, os.path.abspath(ref.file), imports_digest(ref.file), ref.name, params, arch, stages,
-                      tl_version, __version__, worker], sort_keys=True, default=str)
+                      pass_environment(), tl_version, __version__, worker], sort_keys=True, default=str)
     return hashlib.sha256(raw.encode()).hexdigest()[:40]
 
 
@@ -203,7 +241,7 @@ def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: 
                    jobs: int = 0, timeout: float = 300.0, cache_dir: Path | None = None,
                    trace: str | None = None, trace_dir: Path | None = None,
                    on_done: Callable[[Variant], None] | None = None,
-                   known: dict | None = None) -> tuple[dict, list[Variant]]:
+                   known: dict | None = None, colour: bool | None = None) -> tuple[dict, list[Variant]]:
     """Lower every arch x num_stages variant (cached, in parallel worker processes); `on_done`
     is called once per variant as it finishes (a cached one at once), from worker threads."""
     validate(ref, archs, stages)
@@ -221,12 +259,30 @@ def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: 
             done(v)
             continue
         pending.append((v, key))
-    info = {"name": ref.name, "tilelang": tl_version}
+    info: dict[str, Any] = {"name": ref.name, "tilelang": tl_version}
+    if any(v.result.get("as_written") for v in variants if v.cached):
+        info["as_written"] = True
     if pending:
         found = known or discover(ref, timeout)
-        info.update(name=found["name"], kind=found["kind"], stage_param=found.get("stage_param"))
+        info.update(name=found["name"], kind=found["kind"], stage_param=found.get("stage_param"),
+                    line=found.get("line"))
         if "configs" in found:
             info["configs"] = found["configs"]
+        if found["kind"] in ("factory", "jit") and not found.get("stage_param"):
+            # no num_stages to sweep (issue 39): one lowering per arch, as written, stored under
+            # every requested key so that the next run finds it without importing TileLang
+            info["as_written"] = True
+            keys: dict[str, list[str]] = {}
+            for v, key in pending:
+                keys.setdefault(v.arch, []).append(key)
+            pending = [(Variant(arch, stages[0], as_written=True), arch_keys[0])
+                       for arch, arch_keys in keys.items()]
+            variants = [v for v in variants if v.cached and v.arch not in keys] + [v for v, _ in pending]
+            extra_keys = keys
+        else:
+            extra_keys = {}
+    else:
+        extra_keys = {}
 
     def work(item: tuple[Variant, str]) -> None:
         v, key = item
@@ -236,12 +292,16 @@ def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: 
             env = {"TL_LOWER_TRACE": trace, "TL_LOWER_TRACE_DIR": str(tdir)}
         start = time.perf_counter()
         res = run_worker({"mode": "lower", "file": ref.file, "name": info["name"], "params": params,
-                          "arch": v.arch, "num_stages": v.num_stages}, timeout, env)
+                          "arch": v.arch, "num_stages": v.num_stages, "as_written": v.as_written}, timeout, env,
+                         colour)
         v.seconds = time.perf_counter() - start
         if res.get("ok"):
             v.ok, v.result = True, res
+            if v.as_written:
+                v.num_stages = written_stages(res)
             if cache is not None:
-                _store_entry(cache, key, res)
+                for k in extra_keys.get(v.arch, [key]) if v.as_written else [key]:
+                    _store_entry(cache, k, res)
         else:
             v.error, v.error_kind, v.result = res.get("error"), res.get("kind"), res
         done(v)
@@ -250,7 +310,27 @@ def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: 
         list(pool.map(work, pending))
     if not info.get("kind"):
         info["name"] = next((v.result.get("name") for v in variants if v.ok), ref.name)
+    if info.get("as_written"):
+        variants = _one_per_arch(variants)
     return info, variants
+
+
+def written_stages(result: dict) -> int:
+    """The num_stages a kernel lowered as written was written with: its pipelined loops' (the
+    deepest), 0 when none is pipelined."""
+    stages = [lp.get("tl_pipelined_num_stages") or 0 for lp in result.get("pipelined_loops") or ()]
+    return max(stages, default=0)
+
+
+def _one_per_arch(variants: list[Variant]) -> list[Variant]:
+    """A kernel lowered as written has one variant per arch, whichever num_stages were asked for."""
+    seen: dict[str, Variant] = {}
+    for v in variants:
+        if v.ok and v.result.get("as_written"):
+            v.as_written = True
+            v.num_stages = written_stages(v.result)
+        seen.setdefault(v.arch, v)
+    return list(seen.values())
 
 
 def variant_filename(kernel: str, v: Variant) -> str:

@@ -32,6 +32,8 @@ class LoweredVariant:
     seconds: float = 0.0                # wall time of the worker (0 when cached)
     model: Any = None                   # KernelModel of the generated CUDA
     findings: list = field(default_factory=list)
+    as_written: bool = False            # no num_stages parameter: lowered with the stages it is written with
+    tma: dict | None = None             # the TMA pipeline of a Hopper variant (`lowering.hopper.tma_facts`)
 
     @property
     def filename(self) -> str:

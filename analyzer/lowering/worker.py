@@ -81,6 +81,11 @@ def find_kernel(module: types.ModuleType, path: str, name: str | None) -> tuple[
     if not found:
         factories = [(n, o, k) for n, o, k in kernels
                      if k == "factory" and not n.startswith("_") and _stage_param(o)]
+        if not factories:
+            # a factory of any signature (issue 39): a public function of the file whose body
+            # defines a `@T.prim_func` or a `@tilelang.jit` kernel, lowered as written
+            factories = [(n, o, k) for n, o, k in kernels
+                         if k == "factory" and not n.startswith("_") and makes_kernel(o)]
         if len(factories) == 1:
             return factories[0]
         found = factories
@@ -90,6 +95,18 @@ def find_kernel(module: types.ModuleType, path: str, name: str | None) -> tuple[
         names = ", ".join(n for n, _, _ in found)
         raise WorkerError("ambiguous", f"{path} holds several kernels ({names}); pick one with {path}:NAME")
     return found[0]
+
+
+_KERNEL_MARKS = ("T.prim_func", "tilelang.jit", "T.Kernel(", "tl.jit", "prim_func")
+
+
+def makes_kernel(obj: Any) -> bool:
+    """Whether a function's own source defines or builds a TileLang kernel (a factory)."""
+    try:
+        source = inspect.getsource(obj)
+    except (OSError, TypeError):
+        return False
+    return any(mark in source for mark in _KERNEL_MARKS)
 
 
 def autotune_configs(obj: Any) -> list[dict]:
@@ -114,7 +131,11 @@ def _stage_param(obj: Any) -> str | None:
     return next((p for p in STAGE_PARAMS if p in params), None)
 
 
-def build_prim_func(obj: Any, kind: str, params: dict, num_stages: int) -> tuple[Any, bool]:
+def build_prim_func(obj: Any, kind: str, params: dict, num_stages: int,
+                    as_written: bool = False) -> tuple[Any, bool]:
+    """The PrimFunc of one variant and whether `num_stages` reached it as a parameter; with
+    `as_written` (a kernel with no num_stages parameter) the loops keep the stages they were
+    written with."""
     if kind == "autotune":
         # the configuration given with --param, else the first the autotuner would try
         configs = autotune_configs(obj)
@@ -134,7 +155,7 @@ def build_prim_func(obj: Any, kind: str, params: dict, num_stages: int) -> tuple
         func = obj.get_tir(**kwargs)
     else:
         func = obj
-    if not stage_param:
+    if not stage_param and not as_written:
         func = set_num_stages(func, num_stages)
     return func, bool(stage_param)
 
@@ -294,11 +315,14 @@ def lower(spec: dict) -> dict:
             return StackedPassInstrument(facts.observer(), capture_nested=True)
 
     register_pass_instrumentation_tool("pipelint-facts", Tool)
-    func, via_param = build_prim_func(obj, kind, spec.get("params", {}), spec["num_stages"])
+    as_written = bool(spec.get("as_written"))
+    func, via_param = build_prim_func(obj, kind, spec.get("params", {}), spec["num_stages"], as_written)
     target = Target({"kind": "cuda", "arch": spec["arch"]})
     with tilelang.transform.PassContext(opt_level=3, config=_pass_context_config()), target:
         artifact = tilelang.lower(func, target=target, enable_device_compile=False)
-    return {"ok": True, "name": name, "kind": kind, "stages_via": "parameter" if via_param else "annotation",
+    return {"ok": True, "name": name, "kind": kind,
+            "stages_via": "parameter" if via_param else "as written" if as_written else "annotation",
+            "as_written": as_written,
             "cuda": str(artifact.kernel_source), "pipelined_loops": facts.planned,
             "shared_shapes": facts.shapes, "tma_box_bytes": _tma_boxes(artifact),
             "dyn_shared_memory_bytes": dyn_shared_bytes(artifact),
@@ -308,10 +332,21 @@ def lower(spec: dict) -> dict:
 def discover(spec: dict) -> dict:
     module = load_module(spec["file"])
     name, obj, kind = find_kernel(module, spec["file"], spec.get("name"))
-    found = {"ok": True, "name": name, "kind": kind, "stage_param": _stage_param(obj)}
+    found = {"ok": True, "name": name, "kind": kind, "stage_param": _stage_param(obj),
+             "line": _def_line(obj)}
     if kind == "autotune":
         found["configs"] = autotune_configs(obj)
     return found
+
+
+def _def_line(obj: Any) -> int | None:
+    """The line of the kernel's `def` (a decorator's line when it has one) in its file."""
+    target = getattr(obj, "jit_impl", obj)
+    target = getattr(target, "func", target)
+    try:
+        return inspect.getsourcelines(target)[1]
+    except (OSError, TypeError):
+        return None
 
 
 _SOURCE_CONTEXT = re.compile(r"^\s*(?:[|^~\s]+|\d+\s*\|.*|-->.*|File \".*|\^+.*)$")

@@ -1,10 +1,16 @@
-"""The built-in output formats, registered through the same hook as third-party ones."""
+"""The built-in output formats, registered through the same hook as third-party ones.
+
+This module is also where a dump folder's record of a failed lowering is read
+(`pipelint.lowering.failures.pipelint_check_file`): it is registered with every host, like
+the formats, so `check` reports a variant that did not lower whichever plugins are loaded.
+"""
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from .. import hookimpl
 from ..findings import Report
+from ..lowering.failures import pipelint_check_file  # noqa: F401 - a hook implementation of this plugin
 
 
 def _lazy(module: str) -> Callable[..., str]:

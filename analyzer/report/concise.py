@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from ..findings import Report
 from .escape import visible
+from .present import shown_findings
 
 
 def render(report: Report, **_: object) -> str:
     out = [visible(f"{f.location.path}:{f.location.line}:{f.location.column}: {f.severity.value}[{f.rule}] "
-                   f"{f.message}") for f in report.sorted_findings()]
+                   f"{f.message}") for f in shown_findings(report)]
     out += [visible(f"{e.path or 'pipelint'}: tool error: {e.message}") for e in report.errors]
     return "\n".join(out) + ("\n" if out else "")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..findings import Report, Severity
 from .escape import visible
+from .present import repo_relative, shown_findings
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 
@@ -17,11 +18,12 @@ def _prop(text: str) -> str:
     return visible(text).replace("%", "%25").replace(":", "%3A").replace(",", "%2C")
 
 
-def render(report: Report, **_: object) -> str:
+def render(report: Report, root: object = None, **_: object) -> str:
+    """Paths are relative to the repository root (`root`), as GitHub matches them."""
     out = []
-    for f in report.sorted_findings():
+    for f in shown_findings(report):
         loc = f.location
-        props = [f"file={_prop(loc.path)}", f"line={loc.line}", f"col={loc.column}"]
+        props = [f"file={_prop(repo_relative(loc.path, root))}", f"line={loc.line}", f"col={loc.column}"]
         if loc.end_line:
             props.append(f"endLine={loc.end_line}")
         if loc.end_column and (loc.end_line or loc.line) == loc.line:

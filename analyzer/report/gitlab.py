@@ -8,30 +8,26 @@ the path and position, so an issue keeps its identity while unrelated lines move
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 
 from ..findings import Report, Severity
 from .escape import visible
+from .present import repo_relative, shown_findings
 
 _SEVERITY = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.NOTE: "info"}
 
 
-def _relative(path: str) -> str:
-    if os.path.isabs(path):
-        with contextlib.suppress(ValueError):       # another drive (Windows)
-            path = os.path.relpath(path)
-    return visible(path.replace(os.sep, "/"))
+def _relative(path: str, root: object = None) -> str:
+    return visible(repo_relative(path, root))
 
 
-def render(report: Report, **_: object) -> str:
+def render(report: Report, root: object = None, **_: object) -> str:
     from ..fingerprint import fingerprint
 
     issues = []
     seen: dict[str, int] = {}
-    for f in report.sorted_findings():
+    for f in shown_findings(report):
         base = fingerprint(f, with_path=True)
         n = seen[base] = seen.get(base, 0) + 1          # the same text twice in a file: still two issues
         issues.append({
@@ -39,7 +35,7 @@ def render(report: Report, **_: object) -> str:
             "check_name": visible(f.rule),
             "fingerprint": hashlib.sha256(f"{base}\0{n}".encode()).hexdigest()[:32],
             "severity": _SEVERITY[f.severity],
-            "location": {"path": _relative(f.location.path), "lines": {"begin": f.location.line}},
+            "location": {"path": _relative(f.location.path, root), "lines": {"begin": f.location.line}},
         })
     for e in report.errors:
         issues.append({
@@ -47,6 +43,6 @@ def render(report: Report, **_: object) -> str:
             "check_name": "pipelint-tool-error",
             "fingerprint": hashlib.sha256(f"tool\0{e.message}".encode()).hexdigest()[:32],
             "severity": "blocker" if e.internal else "minor",
-            "location": {"path": _relative(e.path or "."), "lines": {"begin": 1}},
+            "location": {"path": _relative(e.path or ".", root), "lines": {"begin": 1}},
         })
     return json.dumps(issues, indent=2) + "\n"

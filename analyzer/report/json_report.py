@@ -6,7 +6,8 @@ from dataclasses import asdict
 from typing import Any
 
 from .. import __version__
-from ..findings import Finding, Location, Report
+from ..findings import PERFORMANCE, Finding, Location, Report
+from .present import Shown, shown
 
 
 def _loc(loc: Location) -> dict[str, Any]:
@@ -36,16 +37,31 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     return d
 
 
+def shown_dict(s: Shown) -> dict[str, Any]:
+    """A shown finding (`present.shown`): its fields, the variants it stands for and, when the
+    message was rewritten in Python terms, the checks' message and help in CUDA terms."""
+    d = finding_dict(s.finding)
+    if s.variants:
+        d["variants"] = list(s.variants)
+    if s.cuda_message:
+        d["cuda_message"] = s.cuda_message
+    if s.cuda_help:
+        d["cuda_help"] = s.cuda_help
+    return d
+
+
 def render(report: Report, **_: object) -> str:
+    items = shown(report)
     doc = {
         "tool": {"name": "pipelint", "version": __version__},
         "files": [{"path": r.path, "parsed": r.parsed, "kernels": list(r.kernels),
                    **({"error": r.error} if r.error else {})} for r in report.files],
-        "findings": [{**finding_dict(f), "category": report.category(f)} for f in report.sorted_findings()],
+        "findings": [{**shown_dict(s), "category": report.category(s.finding)} for s in items],
         "errors": [{"message": e.message, "path": e.path, "plugin": e.plugin,
                     **({"detail": e.detail} if e.detail else {})} for e in report.errors],
-        "summary": {**{sev: sum(1 for f in report.findings if f.severity.value == sev)
+        "summary": {**{sev: sum(1 for s in items if s.finding.severity.value == sev)
                        for sev in ("error", "warning", "note")},
-                    "undecided": len(report.undecided())},
+                    "undecided": sum(1 for s in items if s.finding.severity.value == "note"
+                                     and report.category(s.finding) != PERFORMANCE)},
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"

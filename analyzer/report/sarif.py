@@ -25,6 +25,7 @@ from .. import __version__
 from ..docs import help_uri
 from ..findings import Finding, Location, Report, Rule, Severity
 from ..fingerprint import line_hash
+from .present import Shown, shown
 
 INFORMATION_URI = "https://github.com/pipelint/pipelint"
 MAX_RESULTS = 25_000
@@ -84,7 +85,7 @@ def rule_descriptor(rule: Rule) -> dict[str, Any]:
     }
 
 
-def _result(f: Finding, index: int, root: Path, suppressed: bool) -> dict[str, Any]:
+def _result(f: Finding, index: int, root: Path, suppressed: bool, view: Shown | None = None) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": f.rule,
         "ruleIndex": index,
@@ -109,9 +110,12 @@ def _result(f: Finding, index: int, root: Path, suppressed: bool) -> dict[str, A
     lh = None if f.location.outside else line_hash(f.location.path, f.location.line)
     if lh:
         result["partialFingerprints"] = {"primaryLocationLineHash": lh}
-    if f.kernel or f.plugin or f.help:
-        result["properties"] = {k: v for k, v in (("kernel", f.kernel), ("plugin", f.plugin), ("help", f.help))
-                                if v}
+    props: dict[str, Any] = {k: v for k, v in (("kernel", f.kernel), ("plugin", f.plugin), ("help", f.help)) if v}
+    if view is not None:
+        props.update({k: v for k, v in (("variants", list(view.variants)), ("cudaMessage", view.cuda_message),
+                                        ("cudaHelp", view.cuda_help)) if v})
+    if props:
+        result["properties"] = props
     if suppressed:
         result["suppressions"] = [{"kind": "inSource", "justification": "pipelint: ignore comment"}]
     return result
@@ -136,14 +140,15 @@ def render(report: Report, host: Any = None, category: str | None = None, root: 
             notifications.append(_notification(f"{fr.path}: not analysed: {fr.error}", "error", fr.path, base))
     for e in report.errors:
         notifications.append(_notification(e.message, "error" if e.internal else "warning", e.path, base))
-    ranked = sorted(((f, False) for f in report.findings), key=lambda x: (-x[0].severity.rank, x[0].sort_key))
-    ranked += [(f, True) for f in report.suppressed]
+    ranked: list[tuple[Finding, bool, Shown | None]] = sorted(
+        ((s.finding, False, s) for s in shown(report)), key=lambda x: (-x[0].severity.rank, x[0].sort_key))
+    ranked += [(f, True, None) for f in report.suppressed]
     if len(ranked) > MAX_RESULTS:
         notifications.append(_notification(
             f"{len(ranked) - MAX_RESULTS} of {len(ranked)} results dropped (least severe first) to stay within "
             f"GitHub's limit of {MAX_RESULTS} results per run", "warning"))
         ranked = ranked[:MAX_RESULTS]
-    results = [_result(f, index.get(f.rule, 0), base, sup) for f, sup in ranked if f.rule in index]
+    results = [_result(f, index.get(f.rule, 0), base, sup, s) for f, sup, s in ranked if f.rule in index]
     extensions = []
     if host is not None:
         for name in host.plugin_names():

@@ -7,9 +7,10 @@ import os
 from collections import Counter
 
 from ..cuda.newlines import split_lines
-from ..findings import Finding, Report, Severity
+from ..findings import PERFORMANCE, Finding, Report, Severity
 from ..limits import readable
 from .escape import visible
+from .present import shown_findings
 
 _COLOURS = {Severity.ERROR: "\033[1;31m", Severity.WARNING: "\033[1;33m", Severity.NOTE: "\033[1;36m"}
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
@@ -76,15 +77,16 @@ def format_finding(f: Finding, colour: bool = False, source: bool = True) -> lis
 def render(report: Report, colour: bool = False, statistics: bool = False, quiet: bool = False,
            **_: object) -> str:
     out: list[str] = []
-    for f in report.sorted_findings():
+    findings = shown_findings(report)
+    for f in findings:
         out.extend(format_finding(f, colour))
     for e in report.errors:
         where = f"{visible(e.path)}: " if e.path else ""
         out.append(f"{where}tool error: {visible(e.message)}")
-    counts = Counter(f.severity for f in report.findings)
+    counts = Counter(f.severity for f in findings)
     if statistics:
         out.append("")
-        by_rule = Counter(f.rule for f in report.findings)
+        by_rule = Counter(f.rule for f in findings)
         for rule, n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0])):
             out.append(f"{n:6d}  {visible(rule)}")
     parsed = sum(1 for r in report.files if r.parsed)
@@ -92,7 +94,7 @@ def render(report: Report, colour: bool = False, statistics: bool = False, quiet
                f"{sum(len(r.kernels) for r in report.files)} kernel(s): "
                f"{counts[Severity.ERROR]} error(s), {counts[Severity.WARNING]} warning(s), "
                f"{counts[Severity.NOTE]} note(s)")
-    undecided = len(report.undecided())
+    undecided = sum(1 for f in findings if f.severity == Severity.NOTE and report.category(f) != PERFORMANCE)
     if undecided:
         summary += f" ({undecided} about what could not be decided)"
     if report.errors:
