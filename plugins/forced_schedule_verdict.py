@@ -5,16 +5,23 @@ variant (its output compared with the natural one: how many elements changed), t
 the fixed twin (the control: must change nothing), compute-sanitizer racecheck/synccheck on the
 unedited kernel and hang timeouts.  The verdict is the strongest evidence, in this order:
 
-1. `confirmed by forced schedule` — a delay changed the output while the same delay left the
-   twin's output alone (or there is no twin); with the delay and the mismatch count;
-2. `confirmed by output` — the natural schedule's output is already wrong (against the twin's
-   output or `--reference`), with no delay needed;
-3. `confirmed by racecheck` / `confirmed by synccheck` — the sanitizer reported errors;
-4. `confirmed by a hang` — a run timed out (an mbarrier waiting for a phase that never comes);
-5. `not reproduced` — with what was tried.  Never "false": a schedule not found is not a proof.
+1. `confirmed by output` when the two natural runs already differ (a delay's effect could not be
+   told from the noise);
+2. `confirmed by forced schedule` — a delay changed the output while the same delay left the
+   twin's output alone (or there is no twin); with the delay and the mismatch count.  Every run
+   poisons shared memory at entry, so a delay counts by what it changed beyond the poison-only
+   run (`vs_poisoned`);
+3. `confirmed by output` — the natural schedule's output is already wrong (against the twin's
+   output or `--reference`), or poisoning shared memory alone changes it (a read of bytes no
+   thread of the launch wrote), with no delay needed;
+4. `confirmed by racecheck` / `confirmed by synccheck` — the sanitizer reported errors;
+5. `confirmed by a hang` — a run timed out (an mbarrier waiting for a phase that never comes);
+6. `not reproduced` — with what was tried.  Never "false": a schedule not found is not a proof.
 
 A delay that changes the *twin's* output is a bug in the harness (a delay must not change a
-correct kernel), reported as `harness_error` on the run and never counted as a confirmation.
+correct kernel), reported as `harness_error` on the run and never counted as a confirmation.  A
+twin whose own output the poison changes reads shared memory nothing wrote: it is not a correct
+kernel, and the run says so (`twin_note`) instead of blaming the harness.
 """
 from __future__ import annotations
 
@@ -32,7 +39,7 @@ def _changed(run: dict[str, Any] | None) -> int | None:
     """Elements a run's output changed against its natural output (None: not compared)."""
     if not run or run.get("timeout") or run.get("crashed"):
         return None
-    return run.get("mismatches")
+    return run["vs_poisoned"] if run.get("vs_poisoned") is not None else run.get("mismatches")
 
 
 def finding_verdict(finding: dict[str, Any], natural: dict[str, Any], sanitizers: dict[str, Any]) -> dict[str, Any]:
@@ -57,17 +64,28 @@ def finding_verdict(finding: dict[str, Any], natural: dict[str, Any], sanitizers
             note += f", twin {twin} changed" if twin is not None else ", twin not run"
         tried.append(note)
         if twin:
-            harness.append(f"{d['describe']} changed the fixed twin's output ({twin} elements)")
+            if not natural.get("twin_poisoned") or control.get("vs_poisoned") is not None:
+                harness.append(f"{d['describe']} changed the fixed twin's output ({twin} elements)")
             continue
         if changed and (best is None or changed > best[0]):
             best = (changed, d["describe"])
     out: dict[str, Any] = {"tried": tried, "harness_error": "; ".join(harness) or None}
+    if natural.get("twin_poisoned"):
+        out["twin_note"] = (f"the twin reads shared memory no thread wrote: poisoning it changes the twin's output "
+                            f"({natural['twin_poisoned']} elements)")
     rc = (sanitizers.get("racecheck") or {}).get("errors") or 0
     sc = (sanitizers.get("synccheck") or {}).get("errors") or 0
-    if best is not None:
+    runs = natural.get("runs") or []
+    noise = runs[1].get("mismatches") if len(runs) > 1 and runs[1].get("mismatches") else 0
+    if noise:
+        out.update(verdict=CONFIRMED_OUTPUT, delay="none (two natural runs differ)", mismatches=noise)
+    elif best is not None:
         out.update(verdict=CONFIRMED_FORCED, delay=best[1], mismatches=best[0])
     elif natural.get("wrong"):
         out.update(verdict=CONFIRMED_OUTPUT, delay="none (natural schedule)", mismatches=natural["wrong"])
+    elif natural.get("poisoned") and not natural.get("twin_poisoned"):
+        out.update(verdict=CONFIRMED_OUTPUT, delay="none (shared memory poisoned at entry)",
+                   mismatches=natural["poisoned"])
     elif rc:
         out.update(verdict=CONFIRMED_RACECHECK, delay=None, mismatches=None, racecheck_errors=rc)
     elif sc:

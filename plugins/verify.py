@@ -75,6 +75,8 @@ def run_spec(spec: dict) -> dict:
                       reference_mismatches=_mismatches(outs, ref, spec.get("atol", 1e-2) * 10))
     if spec.get("natural") and Path(spec["natural"]).is_file():   # a forced schedule vs the natural one
         result["mismatches"] = _mismatches(outs, torch.load(spec["natural"]), 0.0)
+    if spec.get("poisoned") and Path(spec["poisoned"]).is_file():  # ... and vs the poison-only run
+        result["vs_poisoned"] = _mismatches(outs, torch.load(spec["poisoned"]), 0.0)
     return result
 
 
@@ -312,25 +314,33 @@ def forced_runs(host: Any, base: dict, text: str, twin: str | None, dynamic: dic
     runs: dict[str, Any] = {}
     (where / "kernel.cu").write_text(text)
 
-    def one(tag: str, cuda_text: str, natural: Path | None) -> tuple[str, dict]:
+    def one(tag: str, cuda_text: str, natural: Path | None, poisoned: Path | None = None) -> tuple[str, dict]:
         cu = where / f"{tag}.cu"
         cu.write_text(cuda_text)
         spec = {**base, "cuda": str(cu), "out": str(where / f"{tag}.pt"),
-                "natural": str(natural) if natural else None}
+                "natural": str(natural) if natural else None, "poisoned": str(poisoned) if poisoned else None}
         res = dynamic_runs(spec, (), timeout)["run"]
         (where / f"{tag}.json").write_text(json.dumps(res, indent=2) + "\n")
         return tag, res
 
+    poisoned_pt, twin_poisoned_pt = where / "delay_0.pt", where / "twin_delay_0.pt"
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futs = [pool.submit(one, f"delay_{d.number}", fs.render(text, [d]), natural_pt) for d in delays]
+        # first the bases every delay is compared with: shared memory poisoned, no delay (and the twin's)
+        first = [pool.submit(one, "delay_0", fs.render(text, []), natural_pt)]
+        if twin is not None:
+            first.append(pool.submit(one, "twin", twin, None))
+        runs.update(f.result() for f in first)
+        if twin is not None:
+            runs.update([one("twin_delay_0", fs.render(twin, []), twin_pt)])
+        futs = [pool.submit(one, f"delay_{d.number}", fs.render(text, [d]), natural_pt, poisoned_pt) for d in delays]
         moved: dict[int, Any] = {}
         if twin is not None:
-            runs.update([one("twin", twin, None)])            # the twin's natural output first
             for d in delays:
                 t = fs.relocate(d, twin)
                 if t is not None:
                     moved[d.number] = t
-                    futs.append(pool.submit(one, f"twin_delay_{d.number}", fs.render(twin, [t]), twin_pt))
+                    futs.append(pool.submit(one, f"twin_delay_{d.number}", fs.render(twin, [t]), twin_pt,
+                                            twin_poisoned_pt))
         runs.update(f.result() for f in futs)
     run = dynamic.get("run") or {}
     wrong = run.get("reference_mismatches")
@@ -338,7 +348,9 @@ def forced_runs(host: Any, base: dict, text: str, twin: str | None, dynamic: dic
         import torch
 
         wrong = _mismatches(torch.load(natural_pt), torch.load(twin_pt), 0.0)
-    natural = {"runs": [run], "timeout": bool(run.get("timeout")), "wrong": wrong}
+    natural = {"runs": [run], "timeout": bool(run.get("timeout")), "wrong": wrong,
+               "poisoned": runs.get("delay_0", {}).get("mismatches"),
+               "twin_poisoned": runs.get("twin_delay_0", {}).get("mismatches")}
     out = []
     k = 0
     for p in plans:

@@ -202,3 +202,26 @@ def test_a_twin_from_another_function_takes_the_buggy_kernels_name():
     assert "wg_full_sync_k_kernel" not in renamed and renamed.count("wg_partial_sync_k_kernel") == twin.count(
         "wg_full_sync_k_kernel")
     assert fs.rename_kernel(buggy, buggy) == buggy
+
+
+def test_a_delay_counts_by_what_it_changed_beyond_the_poison():
+    # the poison alone changes 5 elements; the delay changes nothing more: not a forced schedule
+    f = _finding(({"mismatches": 5, "vs_poisoned": 0}, {"mismatches": 0, "vs_poisoned": 0}))
+    v = finding_verdict(f, {"runs": [RUN_OK, RUN_OK], "poisoned": 5, "twin_poisoned": 0}, {})
+    assert v["verdict"] == CONFIRMED_OUTPUT and v["delay"] == "none (shared memory poisoned at entry)"
+    f = _finding(({"mismatches": 9, "vs_poisoned": 4}, {"mismatches": 0, "vs_poisoned": 0}))
+    assert finding_verdict(f, {"runs": [RUN_OK], "poisoned": 5}, {})["mismatches"] == 4
+
+
+def test_a_twin_that_reads_unwritten_shared_memory_is_said_not_blamed_on_the_harness():
+    f = _finding(({"mismatches": 0, "vs_poisoned": 0}, {"mismatches": 1, "vs_poisoned": 0}))
+    v = finding_verdict(f, {"runs": [RUN_OK], "poisoned": 1, "twin_poisoned": 1}, {})
+    assert v["harness_error"] is None and "reads shared memory no thread wrote" in v["twin_note"]
+    f = _finding(({"mismatches": 0, "vs_poisoned": 0}, {"mismatches": 3, "vs_poisoned": 2}))
+    assert finding_verdict(f, {"runs": [RUN_OK], "twin_poisoned": 1}, {})["harness_error"]
+
+
+def test_noisy_natural_runs_confirm_by_output_whatever_the_delays_do():
+    f = _finding(({"mismatches": 900, "vs_poisoned": 900}, None))
+    v = finding_verdict(f, {"runs": [RUN_OK, {"mismatches": 17}]}, {})
+    assert v["verdict"] == CONFIRMED_OUTPUT and v["mismatches"] == 17 and "two natural runs" in v["delay"]

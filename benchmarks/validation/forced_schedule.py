@@ -4,7 +4,7 @@ Three steps, so that everything static happens on the CPU and the GPU only build
 
     python benchmarks/validation/forced_schedule.py plan MANIFEST.json PLAN_DIR [--mutants N]   # CPU
     benchmarks/validation/forced_schedule.sh run PLAN_DIR OUT_DIR --jobs 16 --timeout 90       # GPU
-    python benchmarks/validation/forced_schedule.py report PLAN_DIR OUT_DIR/forced_schedule.json DOC.md  # CPU
+    python benchmarks/validation/forced_schedule.py report RECORD.json [RECORD2.json] [--json ROWS.json]  # CPU
 
 `plan` runs pipelint on each case's buggy CUDA, takes each race finding's witness and writes the
 delay variants (`plugins/forced_schedule.py`): PLAN_DIR/<case>/buggy.cu (unedited), buggy_fs.cu
@@ -90,10 +90,10 @@ def _mutant_cases(n: int) -> list[dict[str, Any]]:
     return out[:n]
 
 
-def plan(manifest: Path, out: Path, mutants: int, max_findings: int = 0) -> int:
+def plan(manifest: Path, out: Path, mutants: int, max_findings: int = 0, only: set[str] | None = None) -> int:
     from pipelint.plugins import forced_schedule as fs
 
-    cases = json.loads(manifest.read_text())["cases"] if manifest.name != "-" else []
+    cases = [c for c in json.loads(manifest.read_text())["cases"] if only is None or c["id"] in only]
     cases = [*cases, *(_mutant_cases(mutants) if mutants else [])]
     out.mkdir(parents=True, exist_ok=True)
     doc: dict[str, Any] = {"manifest": str(manifest), "cases": []}
@@ -117,6 +117,7 @@ def plan(manifest: Path, out: Path, mutants: int, max_findings: int = 0) -> int:
             delays = fs.number([d for p in plans for d in p.delays])
             (folder / "buggy.cu").write_text(text)
             (folder / "buggy_fs.cu").write_text(fs.render(text, delays, select=True))
+            (folder / "variants" / "0.cu").write_text(fs.render(text, []))      # poison only: the base
             for d in delays:
                 (folder / "variants" / f"{d.number}.cu").write_text(fs.render(text, [d]))
             twin_delays: list = []
@@ -125,6 +126,7 @@ def plan(manifest: Path, out: Path, mutants: int, max_findings: int = 0) -> int:
                 twin_delays = [fs.relocate(d, twin) for d in delays]
                 (folder / "twin.cu").write_text(twin)
                 (folder / "twin_fs.cu").write_text(fs.render(twin, [d for d in twin_delays if d], select=True))
+                (folder / "variants" / "twin_0.cu").write_text(fs.render(twin, []))
                 for d in twin_delays:
                     if d:
                         (folder / "variants" / f"twin_{d.number}.cu").write_text(fs.render(twin, [d]))
@@ -238,6 +240,7 @@ def _sanitizer_summary(text: str) -> dict[str, Any]:
 def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, timeout: float,
               pool: ThreadPoolExecutor) -> None:
     """Build the four programs of one case, then every run, then the comparisons."""
+    import numpy as np
     import raw_launch
 
     cid = entry["id"]
@@ -283,7 +286,19 @@ def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, t
         return 0 if c["identical"] else sum(max(1, int(x.get("differing_elements", 0)))
                                             for x in c["buffers"].values() if not x["identical"])
 
-    def summary(tag: str, base: str) -> dict[str, Any]:
+    def first_difference(a: str, b: str) -> dict[str, Any] | None:
+        """The first element that differs, with both values (to tell a harness problem from a race)."""
+        if meta is None or not Path(dump(a)).is_file() or not Path(dump(b)).is_file():
+            return None
+        xa, xb = raw_launch.buffers_of(meta, Path(dump(a))), raw_launch.buffers_of(meta, Path(dump(b)))
+        for name in xa:
+            bad = (xa[name] != xb[name]) & ~(np.isnan(xa[name]) & np.isnan(xb[name]))
+            if bad.any():
+                i = int(np.argmax(bad))
+                return {"buffer": name, "index": i, a: float(xa[name][i]), b: float(xb[name][i])}
+        return None
+
+    def summary(tag: str, base: str, poisoned: str | None = None) -> dict[str, Any]:
         r = results.get(tag)
         if r is None:
             return {"not_run": True}
@@ -292,6 +307,10 @@ def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, t
                                "seconds": r["seconds"]}
         if ok:
             rec["mismatches"] = diff(base, tag)
+            if rec["mismatches"]:
+                rec["first_difference"] = first_difference(base, tag)
+            if poisoned and poisoned in results and poisoned != tag:
+                rec["vs_poisoned"] = diff(poisoned, tag)     # what the delay changed beyond the poison
         else:
             rec["tail"] = r["output"][-600:]
         return rec
@@ -314,10 +333,13 @@ def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, t
     entry["twin_poisoned"] = summary("t0", "twin") if "t0" in results else None
     entry["sanitizers"] = {t: {**_sanitizer_summary(results[t]["output"]), "timeout": results[t]["timeout"],
                                "seconds": results[t]["seconds"]} for t in ("racecheck", "synccheck") if t in results}
+    natural["poisoned"] = entry["poisoned"].get("mismatches")
+    natural["twin_poisoned"] = (entry["twin_poisoned"] or {}).get("mismatches")
     for f in entry.get("findings", []):
         for d in f["delays"]:
-            d["variant"] = summary(f"v{d['number']}", "natural1")
-            d["control"] = summary(f"t{d['number']}", "twin") if d.get("twin_line") and "twin" in results else None
+            d["variant"] = summary(f"v{d['number']}", "natural1", "v0")
+            d["control"] = summary(f"t{d['number']}", "twin", "t0") if d.get("twin_line") and "twin" in results \
+                else None
     logs = out / "logs"
     logs.mkdir(exist_ok=True)
     with open(logs / f"{cid}.log", "w") as fh:
@@ -349,10 +371,12 @@ def _tilelang_case(entry: dict, plan_dir: Path, work: Path, timeout: float, pool
             "natural2": spec_run("natural2", folder / "buggy.cu"),
             "racecheck": spec_run("racecheck", folder / "buggy.cu", "racecheck"),
             "synccheck": spec_run("synccheck", folder / "buggy.cu", "synccheck")}
+    jobs["v0"] = spec_run("v0", folder / "variants" / "0.cu")
     for k in numbers:
         jobs[f"v{k}"] = spec_run(f"v{k}", folder / "variants" / f"{k}.cu")
     if (folder / "twin.cu").is_file():
         jobs["twin"] = spec_run("twin", folder / "twin.cu")
+        jobs["t0"] = spec_run("t0", folder / "variants" / "twin_0.cu")
         for k in numbers:
             if (folder / "variants" / f"twin_{k}.cu").is_file():
                 jobs[f"t{k}"] = spec_run(f"t{k}", folder / "variants" / f"twin_{k}.cu")
@@ -368,7 +392,7 @@ def _tilelang_case(entry: dict, plan_dir: Path, work: Path, timeout: float, pool
             n += int(((x != y) & ~(torch.isnan(x) & torch.isnan(y))).sum())
         return n
 
-    def summary(tag: str, ref: str) -> dict[str, Any]:
+    def summary(tag: str, ref: str, poisoned: str | None = None) -> dict[str, Any]:
         r = results.get(tag)
         if r is None:
             return {"not_run": True}
@@ -376,6 +400,8 @@ def _tilelang_case(entry: dict, plan_dir: Path, work: Path, timeout: float, pool
         rec: dict[str, Any] = {"timeout": r["timeout"], "crashed": not r["timeout"] and not ok, "seconds": r["seconds"]}
         if ok:
             rec["mismatches"] = diff(ref, tag)
+            if poisoned and poisoned in results and poisoned != tag:
+                rec["vs_poisoned"] = diff(poisoned, tag)
         else:
             rec["tail"] = r["output"][-600:]
         return rec
@@ -388,10 +414,14 @@ def _tilelang_case(entry: dict, plan_dir: Path, work: Path, timeout: float, pool
     entry["natural"] = natural
     entry["sanitizers"] = {t: {**_sanitizer_summary(results[t]["output"]), "timeout": results[t]["timeout"]}
                            for t in ("racecheck", "synccheck")}
+    entry["poisoned"] = summary("v0", "natural1")
+    entry["twin_poisoned"] = summary("t0", "twin") if "t0" in results else None
+    natural["poisoned"] = entry["poisoned"].get("mismatches")
+    natural["twin_poisoned"] = (entry["twin_poisoned"] or {}).get("mismatches")
     for f in entry.get("findings", []):
         for d in f["delays"]:
-            d["variant"] = summary(f"v{d['number']}", "natural1")
-            d["control"] = summary(f"t{d['number']}", "twin") if f"t{d['number']}" in results else None
+            d["variant"] = summary(f"v{d['number']}", "natural1", "v0")
+            d["control"] = summary(f"t{d['number']}", "twin", "t0") if f"t{d['number']}" in results else None
 
 
 def run(plan_dir: Path, out: Path, jobs: int, timeout: float, arch: str, only: set[str] | None) -> int:
@@ -445,19 +475,39 @@ def verdicts(doc: dict) -> list[dict[str, Any]]:
     return rows
 
 
-def report(plan_dir: Path, results: Path, out_md: Path | None) -> int:
+def merged(results: list[Path]) -> dict:
+    """Several runs' records as one: a case of a later record replaces the same case of an earlier."""
+    doc: dict = {"cases": [], "runs": []}
+    where: dict[str, int] = {}
+    for path in results:
+        d = json.loads(path.read_text())
+        doc["runs"].append({"record": path.name, "seconds": d.get("seconds"), "date": d.get("date"),
+                            "jobs": d.get("jobs"), "timeout_s": d.get("timeout_s")})
+        for c in d["cases"]:
+            c["record"] = path.name
+            if c["id"] in where:
+                doc["cases"][where[c["id"]]] = c
+            else:
+                where[c["id"]] = len(doc["cases"])
+                doc["cases"].append(c)
+    return doc
+
+
+def report(results: list[Path], out_json: Path | None) -> int:
     from pipelint.plugins.forced_schedule_verdict import control_changes, render_table
 
-    doc = json.loads(results.read_text())
+    doc = merged(results)
     rows = verdicts(doc)
     changed, compared = control_changes(doc["cases"])
     text = render_table(rows)
     text += f"\ncontrols: {changed} of {compared} twin runs under a delay changed the twin's output\n"
-    text += f"run: {doc.get('seconds')} s, {doc.get('jobs')} processes at a time, timeout {doc.get('timeout_s')} s\n"
+    for r in doc["runs"]:
+        text += (f"run {r['record']}: {r['seconds']} s, {r['jobs']} processes at a time, timeout {r['timeout_s']} s"
+                 f" ({r['date']})\n")
     print(text)
-    if out_md:
-        out_md.write_text(json.dumps({"rows": rows, "controls_changed": changed, "controls_compared": compared},
-                                     indent=2) + "\n")
+    if out_json:
+        out_json.write_text(json.dumps({"rows": rows, "controls_changed": changed, "controls_compared": compared,
+                                        "runs": doc["runs"]}, indent=2) + "\n")
     return 0
 
 
@@ -469,6 +519,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("out")
     p.add_argument("--mutants", type=int, default=0)
     p.add_argument("--max-findings", type=int, default=0, help="findings tried per case (0: all)")
+    p.add_argument("--only", default=None, help="manifest case ids (comma-separated; default all)")
     r = sub.add_parser("run")
     r.add_argument("plan")
     r.add_argument("out")
@@ -477,15 +528,15 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--arch", default="sm_90a")
     r.add_argument("--only", default=None)
     q = sub.add_parser("report")
-    q.add_argument("plan")
-    q.add_argument("results")
-    q.add_argument("out", nargs="?")
+    q.add_argument("results", nargs="+", help="records of `run` (a later one's cases replace an earlier's)")
+    q.add_argument("--json", default=None, help="write the verdict rows here")
     a = ap.parse_args(argv)
     if a.step == "plan":
-        return plan(Path(a.manifest), Path(a.out), a.mutants, a.max_findings)
+        return plan(Path(a.manifest), Path(a.out), a.mutants, a.max_findings,
+                    set(a.only.split(",")) if a.only else None)
     if a.step == "run":
         return run(Path(a.plan), Path(a.out), a.jobs, a.timeout, a.arch, set(a.only.split(",")) if a.only else None)
-    return report(Path(a.plan), Path(a.results), Path(a.out) if a.out else None)
+    return report([Path(r) for r in a.results], Path(a.json) if a.json else None)
 
 
 if __name__ == "__main__":

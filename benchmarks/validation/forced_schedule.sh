@@ -17,6 +17,7 @@ if ! $PY -c "import pipelint.cuda.parser" 2>/dev/null; then
   ln -s "$PWD/plugins" /tmp/plpkg/pipelint/plugins
   ln -s "$PWD/grammars" /tmp/plpkg/pipelint/grammars
   ln -s "$PWD/docs/rules" /tmp/plpkg/pipelint/rule_docs
+  cp pyproject.toml /tmp/plpkg/            # the plugins' entry points (pluginhost.builtin_plugins)
   export PYTHONPATH=/tmp/plpkg:$PYTHONPATH
   $PY -c "import pipelint.cuda.parser" || { echo "forced_schedule.sh: cannot import pipelint's parser" >&2; exit 2; }
 fi
