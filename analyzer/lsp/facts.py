@@ -372,7 +372,12 @@ def notes(src: PySource, lowered: dict | None, as_written: bool) -> list[Note]:
         if k.get("kind") not in ("factory", "jit", "autotune") or k.get("stage_param") or not as_written:
             continue
         line = src.kernels.get(k.get("name", ""), (1, 1))[0]
-        written = next((v.get("num_stages") for v in k.get("variants", []) if v.get("num_stages") is not None), None)
+        written = next((lp.num_stages for lp in src.loops if lp.kernel == k.get("name") and lp.num_stages is not None),
+                       None)
+        if written is None:
+            written = next((lp.get("tl_pipelined_num_stages") for v in k.get("variants", [])
+                            for lp in v.get("pipelined_loops") or [] if lp.get("tl_pipelined_num_stages") is not None),
+                           None)
         shown = f" (num_stages={written} in its T.Pipelined)" if written is not None else ""
         out.append(Note(line, f"{k.get('name')} takes no num_stages parameter: lowered as written{shown}, so only "
                               "that stage count was checked; [tool.pipelint.lower] num-stages sets other counts on "

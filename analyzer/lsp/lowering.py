@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import math
 import os
 import signal
 import sys
@@ -96,12 +97,16 @@ class Lowerer:
         self.warm = warm
         self._standby: asyncio.subprocess.Process | None = None
         self.costs: dict[str, float] = {}       # arch -> CPU seconds its last variant took to lower
+        self._preparing: asyncio.Lock | None = None
 
     async def prepare(self) -> None:
         """Start the standby worker if there is none (it imports TileLang, then waits)."""
-        if self.warm and self.tl_version is not None and (self._standby is None
-                                                          or self._standby.returncode is not None):
-            self._standby = await spawn_worker()
+        if self._preparing is None:
+            self._preparing = asyncio.Lock()
+        async with self._preparing:         # one standby, however many ask at once
+            if self.warm and self.tl_version is not None and (self._standby is None
+                                                              or self._standby.returncode is not None):
+                self._standby = await spawn_worker()
 
     def close(self) -> None:
         if self._standby is not None:
@@ -159,10 +164,11 @@ class Lowerer:
     def cheapest_first(self, pairs: list[list]) -> list[list]:
         """The variants in the order to lower them: the targets this server saw lower fastest
         first, and, for targets not seen yet, sm_90 and later before older ones."""
-        def cost(pair: list) -> tuple:
-            arch = pair[0]
-            seen = self.costs.get(arch)
-            return (0, seen) if seen is not None else (1, 0 if _arch_number(arch) >= 90 else 1)
+        def cost(pair: list) -> float:
+            seen = self.costs.get(pair[0])
+            if seen is not None:
+                return seen
+            return 0.0 if _arch_number(pair[0]) >= 90 else math.inf
 
         return sorted(pairs, key=cost)
 

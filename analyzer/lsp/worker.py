@@ -361,7 +361,7 @@ def _variant(obj: Any, kind: str, params: dict, arch: str, n: int | None, writte
                 "error": f"{type(exc).__name__}: {diagnostic_line(str(exc))}"}
 
 
-class _OverBudget(Exception):
+class _OverBudget(BaseException):      # not caught by TileLang's own `except Exception`
     pass
 
 
