@@ -160,7 +160,9 @@ class StaticBuffer:
         return math.prod(self.dims) * DTYPE_BYTES[self.dtype]
 
     def words(self) -> str:
-        parts = [self.dtype or "", times(self.dims) if self.dims else ""]
+        if self.dims is None:
+            return ""
+        parts = [self.dtype or "", times(self.dims)]
         text = " ".join(p for p in parts if p)
         return f"{text} = {kib(self.bytes)}" if self.bytes is not None else text
 

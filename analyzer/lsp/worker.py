@@ -345,8 +345,9 @@ def lower_file(spec: dict, emit: Emit | None = None) -> dict:
 def _variant(obj: Any, kind: str, params: dict, arch: str, n: int | None, written: int | None,
              budgets: dict | None = None) -> dict:
     head = {"arch": arch, "num_stages": n if n is not None else written, "as_written": n is None}
+    state = _BudgetState()
     try:
-        with _budgets(budgets or {}):
+        with _budgets(budgets or {}, state):
             return {**head, **lower_one(obj, kind, params, arch, n)}
     except WorkerError as exc:
         return {**head, "ok": False, "kind": exc.kind, "error": str(exc)}
@@ -357,8 +358,14 @@ def _variant(obj: Any, kind: str, params: dict, arch: str, n: int | None, writte
                 "error": f"lowering went over the memory budget ({(budgets or {}).get('memory'):g} MB, "
                          "memory-budget)"}
     except BaseException as exc:  # noqa: BLE001 - TileLang's own errors become diagnostics
+        if state.expired:       # raised inside a pass TVM called: it comes back as its own error
+            return {**head, "ok": False, "kind": "budget", "error": state.expired}
         return {**head, "ok": False, "kind": "lower",
                 "error": f"{type(exc).__name__}: {diagnostic_line(str(exc))}"}
+
+
+class _BudgetState:
+    expired: str | None = None
 
 
 class _OverBudget(BaseException):      # not caught by TileLang's own `except Exception`
@@ -366,7 +373,7 @@ class _OverBudget(BaseException):      # not caught by TileLang's own `except Ex
 
 
 @contextlib.contextmanager
-def _budgets(budgets: dict) -> Any:
+def _budgets(budgets: dict, state: _BudgetState | None = None) -> Any:
     """`check`'s CPU and memory budgets around one variant's lowering (0 or missing: none).
     CPU: ITIMER_PROF raises in the interpreter, which TileLang's C++ passes return to between
     passes.  Memory: RLIMIT_AS above what the worker holds now (`engine.memory_budget`)."""
@@ -378,7 +385,10 @@ def _budgets(budgets: dict) -> Any:
     megabytes = float(budgets.get("memory") or 0)
 
     def expired(signum: int, frame: object) -> None:
-        raise _OverBudget(f"lowering stopped after {seconds:g} s of CPU time (time-budget)")
+        message = f"lowering stopped after {seconds:g} s of CPU time (time-budget)"
+        if state is not None:
+            state.expired = message
+        raise _OverBudget(message)
 
     timer = seconds > 0 and hasattr(signal, "setitimer")
     previous = signal.signal(signal.SIGPROF, expired) if timer else None
