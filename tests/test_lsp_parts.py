@@ -185,3 +185,18 @@ def test_a_lowering_over_its_cpu_budget_fails_that_variant_only(tmp_path):
     variants = result["kernels"][0]["variants"]
     assert [v["kind"] for v in variants] == ["budget", "budget"], variants
     assert "time-budget" in variants[0]["error"]
+
+
+def test_server_help_gives_the_install_line_that_works_from_a_clone():
+    """pipelint is not on PyPI: `pip install 'pipelint[lsp]'` (what the help said) finds nothing."""
+    import subprocess
+    import tomllib
+
+    out = subprocess.run([sys.executable, "-m", "pipelint", "server", "--help"], capture_output=True, text=True,
+                         check=True).stdout
+    assert "pip install 'pipelint[lsp]'" not in out
+    assert "pip install -c constraints.txt -e '.[lsp,tilelang]'" in " ".join(out.split())
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert {"lsp", "tilelang"} <= set(extras)
+    pinned = (ROOT / "constraints.txt").read_text()
+    assert all(f"{name}==" in pinned for name in ("pygls", "lsprotocol", "tilelang"))

@@ -11,6 +11,12 @@ from typing import Any
 from ..errors import UsageError
 from ..options import add_command
 
+# pipelint is not published on PyPI (`pip install 'pipelint[lsp]'` finds nothing): the extras are
+# installed from a clone, with the versions CI tests (README); CPU-only machines install torch's
+# CPU build first, or TileLang's torch requirement pulls a multi-GB CUDA build
+INSTALL = ("pip install torch==2.13.0 && pip install -c constraints.txt -e '.[lsp,tilelang]' "
+           "(in the clone's folder; torch first on CPU-only machines)")
+
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     server = add_command(sub, "server", "run the language server (LSP over stdio) for editors",
@@ -18,7 +24,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                          "TileLang file is lowered (cached, in worker processes) and checked with the "
                          "project's configuration; hovers and inlay hints on T.Pipelined loops; a code action "
                          "inserts `# pipelint: ignore[RULE]`. Opened .cu files are checked too. Needs the lsp "
-                         "extra: pip install 'pipelint[lsp]'. Editor set-up: docs/editor.md.",
+                         "extra (and tilelang, to lower kernels); pipelint is not on PyPI, so from a clone: "
+                         f"{INSTALL}. Editor set-up: docs/editor.md.",
                          ["pipelint server", "pipelint server --cache-dir .pipelint-cache"])
     server.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default and only "
                         "transport; accepted because clients pass it)")
@@ -47,6 +54,6 @@ def cmd_server(args: argparse.Namespace, host: Any) -> int:
     try:
         from .server import serve
     except ImportError as exc:
-        raise UsageError(f"`pipelint server` needs the lsp extra ({exc.name} is missing): "
-                         "pip install 'pipelint[lsp]'") from None
+        raise UsageError(f"`pipelint server` needs the lsp extra ({exc.name} is missing); from the clone "
+                         f"pipelint was installed from: {INSTALL}") from None
     return serve(args.cache_dir)

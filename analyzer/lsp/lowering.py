@@ -142,7 +142,8 @@ class Lowerer:
         use_cache = use_cache and self.use_cache
         if self.tl_version is None:
             return Lowered({"ok": False, "kind": "tilelang", "line": 1, "error": "TileLang is not installed: "
-                            "pip install 'pipelint[tilelang]' (CPU-only: pip install torch==2.13.0 first)"},
+                            "from pipelint's clone, pip install -c constraints.txt -e '.[tilelang]' "
+                            "(CPU-only: pip install torch==2.13.0 first)"},
                            False, 0.0)
         hit = self.cached(path, text, settings, folder) if use_cache else None
         if hit is not None:

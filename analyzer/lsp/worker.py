@@ -313,7 +313,8 @@ def lower_file(spec: dict, emit: Emit | None = None) -> dict:
         from tilelang.tools.compile_only import cuda_codegen_available
     except ImportError as exc:
         return {"ok": False, "kind": "tilelang", "line": 1,
-                "error": f"TileLang is not installed ({exc}): pip install 'pipelint[tilelang]'"}
+                "error": f"TileLang is not installed ({exc}): from pipelint's clone, pip install -c constraints.txt "
+                         "-e '.[tilelang]' (CPU-only: pip install torch==2.13.0 first)"}
     if not cuda_codegen_available():
         return {"ok": False, "kind": "tilelang", "line": 1, "error": "this TileLang wheel has no CUDA codegen"}
     try:
