@@ -137,9 +137,16 @@ def _add_explain(sub: argparse._SubParsersAction) -> None:
 
 
 def _explain(args: argparse.Namespace, host: PluginHost) -> int:
-    from .explain import cmd_explain
+    from .explain import explain_json, explain_text
+    from .session import Session
 
-    return cmd_explain(args, host)
+    session = Session.bare(host)        # explain reads no configuration
+    if args.format == "json":
+        print(explain_json(args.paths, session.models))
+        return 0
+    for block in explain_text(args.paths, session.models):
+        print(block)
+    return 0
 
 
 def _add_plugins(sub: argparse._SubParsersAction) -> None:
@@ -210,100 +217,54 @@ STDIN = "-"
 
 
 def cmd_check(args: argparse.Namespace, host: PluginHost) -> int:
-    from .config import apply_config, fail_on_performance, load_config
+    from .session import Session
 
+    stdin = _stdin_paths(args)
+    named = [args.stdin_filename] if stdin and args.stdin_filename else args.paths if not stdin else []
+    session = Session.open(host, named, args.config, options.overrides(args))
+    if args.verbose:
+        print(f"pipelint: configuration: {visible(str(session.config.path or '(none: defaults)'))}",
+              file=sys.stderr)
+    if args.show_settings:
+        from .settings import show_settings
+
+        print(show_settings(session.settings, host, session.discovery()))
+        return 0
+    report = _check_stdin(args, session) if stdin else _check_files(args, session)
+    if report is None:
+        return 0            # --show-files, or pre-commit named only excluded files
+    emit(args, report, host, session.settings.project_root)
+    _baseline_notes(args, report)
+    if args.exit_zero or args.write_baseline:
+        return 3 if any(e.internal for e in report.errors) else 0
+    code = session.exit_code(report)
+    _performance_note(args, report, session.settings.fail_on, session.settings.fail_on_performance, code)
+    return code
+
+
+def _stdin_paths(args: argparse.Namespace) -> bool:
+    """Whether the kernel comes from stdin (`-`); usage errors for `-` mixed with paths and for
+    `--stdin-filename` without it."""
     stdin = STDIN in args.paths
     if stdin and args.paths != [STDIN]:
         raise UsageError("`-` (stdin) cannot be combined with other paths")
     if args.stdin_filename and not stdin:
         raise UsageError("--stdin-filename needs `-` as the path")
-    named = [args.stdin_filename] if stdin and args.stdin_filename else args.paths if not stdin else []
-    config = load_config(named, args.config, host)
-    if args.verbose:
-        print(f"pipelint: configuration: {visible(str(config.path or '(none: defaults)'))}", file=sys.stderr)
-    if args.show_settings:
-        from .settings import show_settings
-
-        print(show_settings(args, config, host, discovery(args, config), project_root(args, config)))
-        return 0
-    if stdin:
-        report = _check_stdin(args, host, config)
-    else:
-        files = _files(args, config)
-        if args.show_files:
-            print("\n".join(visible(f) for f in sorted(dict.fromkeys(files))))     # in run_check's order
-            return 0
-        if not files:
-            return 0        # pre-commit named only excluded files: nothing to do is a success
-        report = _check_files(args, host, config, files)
-    fail_on = apply_config(report, config, args, host)
-    emit(args, report, host, project_root(args, config))
-    _baseline_notes(args, report)
-    if args.exit_zero or args.write_baseline:
-        return 3 if any(e.internal for e in report.errors) else 0
-    performance = fail_on_performance(config, args)
-    code = report.exit_code(fail_on, performance)
-    _performance_note(args, report, fail_on, performance, code)
-    return code
+    return stdin
 
 
-def _files(args: argparse.Namespace, config: Any) -> list[str]:
-    from .discovery import collect_files
-
-    found = discovery(args, config)
-    files, notes = collect_files(args.paths, found)
-    for note in notes:
-        print(f"pipelint: {visible(note)}", file=sys.stderr)
-    if not files and not found.force_exclude:
-        raise UsageError("nothing to check: no .cu or .cuh files in the given paths")
-    return files
-
-
-def _bound(args: argparse.Namespace, config: Any, key: str) -> float:
-    """One bound: the command line's value, else the configuration's where it tightens the
-    default, else the default.  A configuration that would loosen it (`time-budget = 0`, a
-    `max-file-size` over 16 MB) is the checked repository deciding how much work its own input
-    may cost: ignored, with a warning."""
-    from . import limits
-
-    bound = next(b for b in limits.BOUNDS if b.key == key)
-    attr = key.replace("-", "_")
-    flag = getattr(args, attr, None)
-    if flag is not None:
-        return float(flag)
-    value, warning = limits.from_config(bound, getattr(config, attr), f"{config.path} [tool.pipelint]")
-    if warning:
-        print(f"pipelint: warning: {visible(warning)}", file=sys.stderr)
-    return bound.default if value is None else value
-
-
-def _options(args: argparse.Namespace, config: Any) -> Any:
-    from .config import positive
-    from .engine import CheckOptions
-
-    size = positive(_bound(args, config, "max-file-size"), "--max-file-size")
-    budget = positive(_bound(args, config, "time-budget"), "--time-budget", zero=True)
-    jobs = int(positive(first(args.jobs, config.jobs, 0), "--jobs", integer=True, zero=True))
-    memory = positive(_bound(args, config, "memory-budget"), "--memory-budget", zero=True)
-    tables = tuple(sorted((name, json.dumps(table, sort_keys=True, default=str))
-                          for name, table in config.plugins.items()))
-    from .limits import set_read_limit
-
-    set_read_limit(int(size * 1024 * 1024))        # the reporters' reads obey the same limit
-    return CheckOptions(max_bytes=int(size * 1024 * 1024), jobs=jobs, disable=tuple(args.disable_plugin),
-                        time_budget=budget, memory_budget=memory, plugin_config=tables)
-
-
-def _check_files(args: argparse.Namespace, host: PluginHost, config: Any, files: list[str]) -> Report:
-    from .engine import run_check
+def _check_files(args: argparse.Namespace, session: Any) -> Report | None:
     from .progress import Progress
 
-    host.configure(config.plugins)
-    options = _options(args, config)
+    files = session.files(args.paths)
+    if args.show_files:
+        print("\n".join(visible(f) for f in sorted(dict.fromkeys(files))))     # in run_check's order
+        return None
+    if not files:
+        return None
+    session.options()
     with Progress("checking", len(files), quiet=args.quiet) as progress:
-        timed = _Timed(progress) if args.verbose else progress
-        report = run_check(files, host, options, cache=_cache(args, config, host, options), progress=timed)
-    return report
+        return session.check_files(files, progress=_Timed(progress) if args.verbose else progress)
 
 
 class _Timed:
@@ -329,29 +290,21 @@ class _Timed:
         return getattr(self._progress, name)
 
 
-def _check_stdin(args: argparse.Namespace, host: PluginHost, config: Any) -> Report:
+def _check_stdin(args: argparse.Namespace, session: Any) -> Report:
     """`pipelint check - --stdin-filename lowered/k.cu`: one kernel read from stdin, reported as
     (and configured by) the name given; nothing is read from disk or cached.  The same bounds
     as a file: at most `--max-file-size` + 1 bytes are read (`- < /dev/zero` ends at once with
     a finding), and the analysis runs within the time and memory budgets."""
     import time
 
-    from .engine import check_text, decode_source, dedupe
-    from .findings import FileResult
-
-    host.configure(config.plugins)
-    options = _options(args, config)
     name = args.stdin_filename or "<stdin>"
-    data = _read_stdin(options.max_bytes + 1)
-    source, problem = decode_source(name, data, options.max_bytes)
-    if problem is not None:
-        return Report(files=[FileResult(name, False, error=problem.message, suppressions=())],
-                      findings=[problem], errors=list(host.errors), rules=dict(host.rules))
+    data = _read_stdin(session.options().max_bytes + 1)
     started = time.perf_counter()
-    result, findings, errors = check_text(name, source or "", host, options.time_budget, options.memory_budget)
-    if args.verbose:
+    report = session.check_bytes(name, data)
+    result = report.files[0] if report.files else None
+    if args.verbose and result is not None and (result.digest is not None or result.suppressions is None):
         print(f"pipelint: {visible(name)} (stdin): {time.perf_counter() - started:.3f} s", file=sys.stderr)
-    return Report(files=[result], findings=dedupe(findings), errors=[*host.errors, *errors], rules=dict(host.rules))
+    return report
 
 
 def _read_stdin(limit: int) -> bytes:
@@ -392,52 +345,17 @@ def _baseline_notes(args: argparse.Namespace, report: Report) -> None:
               f"`--write-baseline {args.baseline}` prunes them", file=sys.stderr)
 
 
-def discovery(args: argparse.Namespace, config: Any) -> Any:
-    """Which files a walk takes: command line over configuration over defaults."""
-    from .discovery import DEFAULT_EXCLUDES, Discovery
-    from .selection import split_words
-
-    exclude = tuple(split_words(args.exclude)) if args.exclude else (
-        config.exclude if config.exclude is not None else DEFAULT_EXCLUDES)
-    return Discovery(root=config.root, exclude=exclude,
-                     extend_exclude=tuple(config.extend_exclude) + tuple(split_words(args.extend_exclude)),
-                     respect_gitignore=first(args.respect_gitignore, config.respect_gitignore),
-                     force_exclude=first(args.force_exclude, config.force_exclude))
-
-
-def _cache(args: argparse.Namespace, config: Any, host: PluginHost, options: Any) -> Any:
-    """The result cache for this run, or None (`--no-cache`, `cache = false`)."""
-    if args.no_cache or config.cache is False:
-        return None
-    import importlib
-
-    from . import cache, cachedir
-
-    root = cachedir.usable(cachedir.choose(args.cache_dir, config.cache_dir, config.path))
-    if root is None:
-        return None
-
-    modules = [sys.modules[__package__ or "pipelint"], importlib.import_module("pipelint.grammars"),
-               *host.pm.get_plugins()]
-    salt = cache.salt_for(modules, host.versions,
-                          (options.max_bytes, tuple(sorted(options.disable)), options.plugin_config))
-    try:
-        return cache.ResultCache(root, salt)
-    except cachedir.CacheRefused as exc:
-        cachedir.warn(str(exc))
-        return None
-
-
 def cmd_rules(args: argparse.Namespace, host: PluginHost) -> int:
-    rules = sorted(host.rules.values(), key=lambda r: (host.rule_plugin[r.id], r.id))
+    from .registry import rows
+
+    found = rows(host)
     if args.format == "json":
-        print(json.dumps([{"id": r.id, "plugin": host.rule_plugin[r.id], "severity": r.severity.value,
-                           "category": r.category, "short": r.short} for r in rules], indent=2))
+        keys = ("id", "plugin", "severity", "category", "short")
+        print(json.dumps([dict(zip(keys, row)) for row in found], indent=2))
         return 0
     from .report.table import columns
 
-    rows = [(r.id, host.rule_plugin[r.id], r.severity.value, r.category, r.short) for r in rules]
-    print("\n".join(columns(rows)))        # plugins' text: escaped like any other table
+    print("\n".join(columns(found)))        # plugins' text: escaped like any other table
     return 0
 
 
@@ -450,7 +368,9 @@ def cmd_rule(args: argparse.Namespace, host: PluginHost) -> int:
                          f"(see `pipelint rules`)")
     from .report.escape import visible_lines
 
-    print(visible_lines(rule_page(rule, host.rule_plugin[rule.id]).rstrip("\n") + "\n\n" + exit_code_section(rule)))
+    check = host.checks.get(rule.id)
+    page = rule_page(rule, host.rule_plugin[rule.id], check.example if check is not None else "")
+    print(visible_lines(page.rstrip("\n") + "\n\n" + exit_code_section(rule)))
     return 0
 
 

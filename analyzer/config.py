@@ -6,7 +6,6 @@ typo never silently disables a check.
 """
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import json
 import os
@@ -21,7 +20,8 @@ from .errors import UsageError
 from .findings import Finding, Location, Report, Severity
 from .pluginhost import PluginHost
 from .relocate import python_origin
-from .selection import Selection, Universe, split_words
+from .selection import Universe, split_words
+from .settings import Overrides, Settings
 from .suppress import Suppressions, python_suppressed, suppressions_in
 
 
@@ -176,19 +176,6 @@ def positive(value: Any, where: str, integer: bool = False, zero: bool = False) 
     return value
 
 
-def selection(cfg: Config, args: argparse.Namespace, host: PluginHost) -> Selection:
-    """The rules this run reports: the command line's `--select` replaces the configuration's;
-    `--ignore` and `--extend-select` add to it (flags repeat and take comma lists)."""
-    u = Universe(host.rule_plugin)
-    cli = {name: split_words(getattr(args, name, None)) for name in ("select", "ignore", "extend_select")}
-    for name, words in cli.items():
-        u.validate(words, f"--{name.replace('_', '-')}")
-    select = frozenset(cli["select"]) if cli["select"] else (
-        frozenset(cfg.select) if cfg.select is not None else None)
-    return Selection(u, select, frozenset(cfg.extend_select) | frozenset(cli["extend_select"]),
-                     frozenset(cfg.ignore) | frozenset(cli["ignore"]))
-
-
 def _file_ignored(rule: str, path: str, kernel: str | None, cfg: Config, u: Universe) -> bool:
     """per-file-ignores (globs relative to the configuration file's folder, or a bare name) and
     per-kernel-ignores."""
@@ -218,23 +205,23 @@ def _by_line(found: Suppressions) -> dict[int, tuple[set[str], int]]:
     return {line: (set(rules), col) for line, rules, col in found}
 
 
-def apply_config(report: Report, cfg: Config, args: argparse.Namespace, host: PluginHost) -> Severity:
-    """Suppress, select and adjust findings in place, then apply the baseline; return the
-    fail-on level.  Suppressions come first so that the `unused-suppression` findings they
-    produce obey `select`/`ignore` like any other rule."""
-    chosen = selection(cfg, args, host)
+def apply_settings(report: Report, settings: Settings, host: PluginHost) -> None:
+    """Suppress, select and adjust findings in place, then apply the baseline.  Suppressions
+    come first so that the `unused-suppression` findings they produce obey `select`/`ignore`
+    like any other rule."""
+    from .relocate import confine, parse_path_map, python_first
+
+    cfg, chosen = settings.config, settings.selection
+    assert chosen is not None
     u = chosen.universe
 
     def on(rule: str, path: str, kernel: str | None = None) -> bool:
         return chosen.enabled(rule) and not _file_ignored(rule, path, kernel, cfg, u)
 
-    from .options import project_root
-    from .relocate import confine, named_paths, parse_path_map, python_first
-
     # `#line` paths rebased and confined first: nothing below opens a file outside the project
-    given = parse_path_map(getattr(args, "path_map", None) or [])
-    confine(report, project_root(args, cfg), [*parse_path_map(cfg.path_map), *given],
-            [*named_paths(args), *(new for _, new in given)])
+    given = list(settings.path_map)
+    confine(report, settings.project_root, [*parse_path_map(cfg.path_map), *given],
+            [*settings.overrides.named, *(new for _, new in given)])
     _apply_suppressions(report, on)
     kept: list[Finding] = []
     for f in report.findings:
@@ -244,23 +231,31 @@ def apply_config(report: Report, cfg: Config, args: argparse.Namespace, host: Pl
             f = replace(f, severity=cfg.severity[f.rule])
         kept.append(f)
     report.findings = kept
-    if (getattr(args, "primary_location", None) or cfg.primary_location) == "python":
+    if settings.primary_location == "python":
         python_first(report)
-    _apply_baseline(report, args)
-    return fail_level(cfg, args)
+    _apply_baseline(report, settings.overrides)
 
 
-def fail_level(cfg: Config, args: argparse.Namespace) -> Severity:
-    """`--fail-on` over `fail-on` over warning."""
-    if getattr(args, "fail_on", None):
-        return Severity.parse(args.fail_on)
-    return cfg.fail_on or Severity.WARNING
+def apply_config(report: Report, cfg: Config, given: Any, host: PluginHost) -> Severity:
+    """`apply_settings` for a front end that hands its parsed flags (`pipelint lower`): they
+    become `Overrides` in `options.overrides`; returns the fail-on level."""
+    settings = Settings.resolve(cfg, _overrides(given), host)
+    apply_settings(report, settings, host)
+    return settings.fail_on
 
 
-def fail_on_performance(cfg: Config, args: argparse.Namespace) -> bool:
+def fail_on_performance(cfg: Config, given: Any) -> bool:
     """Whether performance findings decide the exit code (`--fail-on-performance`)."""
-    flag = getattr(args, "fail_on_performance", None)
+    flag = _overrides(given).fail_on_performance
     return cfg.fail_on_performance if flag is None else bool(flag)
+
+
+def _overrides(given: Any) -> Overrides:
+    if isinstance(given, Overrides):
+        return given
+    from .options import overrides
+
+    return overrides(given)
 
 
 def _apply_suppressions(report: Report, on: Callable[..., bool]) -> None:
@@ -340,34 +335,39 @@ def _read_baseline(path: str) -> tuple[set[str], bool]:
     return set(listed), bool(data.get("paths", False))
 
 
-def _apply_baseline(report: Report, args) -> None:
+def _apply_baseline(report: Report, given: Overrides) -> None:
     """`--baseline`: drop findings recorded in it and count its entries that match nothing any
     more (fixed or changed: `--write-baseline` prunes them).  `--write-baseline`: record the
     current findings (with `--baseline-paths`, fingerprints include the file's path, so the
     same defect in two copies of a kernel is two entries)."""
     from .fingerprint import fingerprint
 
-    if getattr(args, "baseline", None):
-        known, with_paths = _read_baseline(args.baseline)
+    if given.baseline:
+        known, with_paths = _read_baseline(given.baseline)
         prints = [fingerprint(f, with_paths) for f in report.findings]
         kept = [f for f, p in zip(report.findings, prints) if p not in known]
         report.baselined = len(report.findings) - len(kept)
         report.baseline_stale = len(known - set(prints))
-        if not getattr(args, "write_baseline", None):
+        if not given.write_baseline:
             report.findings = kept
-    if getattr(args, "write_baseline", None):
-        with_paths = bool(getattr(args, "baseline_paths", False))
-        prints = sorted({fingerprint(f, with_paths) for f in report.findings})
-        previous: set[str] = set()
-        if os.path.isfile(args.write_baseline):
-            try:
-                previous = _read_baseline(args.write_baseline)[0]
-            except UsageError:
-                previous = set()
+    if given.write_baseline:
+        _write_baseline(report, given.write_baseline, given.baseline_paths)
+
+
+def _write_baseline(report: Report, path: str, with_paths: bool) -> None:
+    from .fingerprint import fingerprint
+
+    prints = sorted({fingerprint(f, with_paths) for f in report.findings})
+    previous: set[str] = set()
+    if os.path.isfile(path):
         try:
-            with open(args.write_baseline, "w", encoding="utf-8") as fh:
-                json.dump({"tool": "pipelint", "paths": with_paths, "fingerprints": prints}, fh, indent=2)
-                fh.write("\n")
-        except OSError as exc:
-            raise UsageError(f"cannot write baseline {args.write_baseline}: {exc.strerror or exc}") from None
-        report.baseline_written = (len(prints), len(previous - set(prints)))
+            previous = _read_baseline(path)[0]
+        except UsageError:
+            previous = set()
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump({"tool": "pipelint", "paths": with_paths, "fingerprints": prints}, fh, indent=2)
+            fh.write("\n")
+    except OSError as exc:
+        raise UsageError(f"cannot write baseline {path}: {exc.strerror or exc}") from None
+    report.baseline_written = (len(prints), len(previous - set(prints)))

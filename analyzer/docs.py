@@ -17,12 +17,41 @@ DOCS_DIR = _docs_dir()
 DOCS_URL = "https://github.com/pipelint/pipelint/blob/main/docs/rules/{id}.md"
 
 
-def rule_page(rule: Rule, plugin: str) -> str:
+def rule_page(rule: Rule, plugin: str, example: str = "") -> str:
+    """A rule's documentation: its generated page (`docs/rules/<id>.md`) when there is one,
+    else the same page rendered from the declaration (a third-party rule, a new one)."""
     page = DOCS_DIR / f"{rule.id}.md"
     if page.is_file():
         return page.read_text(encoding="utf-8")
-    return (f"# {rule.id} ({rule.name})\n\n{rule.short}\n\nPlugin: {plugin}; default severity: "
-            f"{rule.severity.value}\n\n{rule.full}\n\n## How to fix\n\n{rule.help}\n")
+    return render_page(rule, plugin, example or "No example is declared for this rule.")
+
+
+def render_page(rule: Rule, plugin: str, example: str) -> str:
+    """The page of one rule (what `docs/generate_rule_docs.py` writes): what it finds, why it
+    matters for the pipeline, an example, and the fix."""
+    return f"""# {rule.id}
+
+**{rule.short}** — plugin `{plugin}`, default severity `{rule.severity.value}`, tags: {', '.join(rule.tags)}.
+
+## What
+
+{rule.full}
+
+## Why it matters for the pipeline
+
+{rule.rationale or rule.full}
+
+## Example
+
+{example}
+
+## How to fix
+
+{rule.help}
+
+Suppress one occurrence with `// pipelint: ignore[{rule.id}]` on the line or the line before, or
+configure it in `[tool.pipelint]` (`ignore`, `per-file-ignores`, `severity`).
+"""
 
 
 def help_uri(rule: Rule) -> str:

@@ -23,7 +23,6 @@ Importing this module does not import TileLang; `install` does.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -32,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .findings import Finding, Report, Severity
+from .findings import Finding, Severity
 
 __all__ = ["PipelineError", "PipelineWarning", "install", "installed", "lint_cuda", "prune", "stats", "uninstall"]
 
@@ -132,20 +131,14 @@ def _callback(code: str, target: Any) -> str:
 def lint_cuda(code: str, host: Any = None, config: Any = None) -> list[Finding]:
     """Check one generated CUDA source with the project's configuration applied; findings
     carry the TileLang Python line as their primary location."""
-    from .config import Config, apply_config
-    from .engine import analyze_source
-    from .findings import FileResult
+    from .config import Config
     from .pluginhost import load_plugins
     from .relocate import python_first
+    from .session import Session
 
     host = host or _STATE.host or load_plugins()
     config = config or _STATE.config or Config()
-    result, findings, errors, _ = analyze_source("<tilelang kernel>.cu", code, host)
-    report = Report(rules=dict(host.rules), errors=list(errors))
-    report.files.append(FileResult(result.path, result.parsed, result.kernels, result.error, suppressions=()))
-    report.findings = findings
-    apply_config(report, config, argparse.Namespace(select=None, ignore=None, extend_select=None, fail_on=None,
-                                                    baseline=None, write_baseline=None), host)
+    report = Session.open(host, config=config).lint_text("<tilelang kernel>.cu", code)
     python_first(report)
     return report.sorted_findings()
 

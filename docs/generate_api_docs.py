@@ -20,7 +20,9 @@ OUT = Path(__file__).resolve().parent / "api.md"
 SECTIONS: list[tuple[str, str, list[str]]] = [
     ("Plugin API", "What `import pipelint` gives a plugin, and the hooks it implements.",
      ["pipelint.hookimpl", "pipelint.findings.Rule", "pipelint.findings.Finding", "pipelint.findings.Location",
-      "pipelint.findings.Severity", "pipelint.hookspecs.pipelint_rules", "pipelint.hookspecs.pipelint_configure",
+      "pipelint.findings.Severity", "pipelint.checks.Check", "pipelint.checks.KernelCheck",
+      "pipelint.checks.VariantCheck", "pipelint.hookspecs.pipelint_checks", "pipelint.hookspecs.pipelint_rules",
+      "pipelint.hookspecs.pipelint_configure",
       "pipelint.hookspecs.pipelint_check_file", "pipelint.hookspecs.pipelint_check_kernel",
       "pipelint.hookspecs.pipelint_check_variants", "pipelint.hookspecs.pipelint_output_formats",
       "pipelint.hookspecs.pipelint_add_commands"]),

@@ -17,8 +17,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from pipelint.docs import render_page  # noqa: E402
 from pipelint.engine import CheckOptions, run_check  # noqa: E402
-from pipelint.pluginhost import load_plugins  # noqa: E402
+from pipelint.pluginhost import builtin_plugins, load_plugins  # noqa: E402
+from pipelint.registry import README_END, README_START, readme_table  # noqa: E402
 from mutants import mutate  # noqa: E402
 
 KERNELS = ROOT / "tests" / "fixtures" / "kernels"
@@ -120,6 +122,28 @@ def _builtin(host, plugin: str) -> bool:
     return plugin == "pipelint" or getattr(module, "__name__", "").startswith("pipelint.")
 
 
+def example_of(host, rule, mutants) -> str:
+    """A rule's example: the one its check declares, else computed from the fixtures."""
+    check = host.checks.get(rule.id)
+    if check is not None and check.example:
+        return check.example
+    if rule.id in mutants:
+        return mutant_example(host, mutants[rule.id])
+    if rule.id in VERIFIED:
+        return verified_example(rule.id)
+    if rule.id in COVERAGE:
+        return COVERAGE[rule.id]
+    if rule.id == "planner-stages":
+        return "The seed document's experiment, which this rule generalises:\n\n" + SEED
+    return "Reported by the core on input it cannot analyse; see tests/test_bad_input.py."
+
+
+def readme_with_table(text: str, table: str) -> str:
+    """README with its rule table (between the registry's markers) replaced by `table`."""
+    start, end = text.index(README_START), text.index(README_END)
+    return text[:start + len(README_START)] + "\n" + table + "\n" + text[end:]
+
+
 def main() -> int:
     host = load_plugins()
     mutants = {m.rule: m for m in (op() for op in mutate.BASE_OPERATORS)}
@@ -128,41 +152,11 @@ def main() -> int:
         plugin = host.rule_plugin[rule.id]
         if not _builtin(host, plugin):
             continue
-        if rule.id in mutants:
-            example = mutant_example(host, mutants[rule.id])
-        elif rule.id in VERIFIED:
-            example = verified_example(rule.id)
-        elif rule.id in COVERAGE:
-            example = COVERAGE[rule.id]
-        elif rule.id == "planner-stages":
-            example = "The seed document's experiment, which this rule generalises:\n\n" + SEED
-        else:
-            example = "Reported by the core on input it cannot analyse; see tests/test_bad_input.py."
-        page = f"""# {rule.id}
-
-**{rule.short}** — plugin `{plugin}`, default severity `{rule.severity.value}`, tags: {', '.join(rule.tags)}.
-
-## What
-
-{rule.full}
-
-## Why it matters for the pipeline
-
-{rule.rationale or rule.full}
-
-## Example
-
-{example}
-
-## How to fix
-
-{rule.help}
-
-Suppress one occurrence with `// pipelint: ignore[{rule.id}]` on the line or the line before, or
-configure it in `[tool.pipelint]` (`ignore`, `per-file-ignores`, `severity`).
-"""
-        (out / f"{rule.id}.md").write_text(page)
+        (out / f"{rule.id}.md").write_text(render_page(rule, plugin, example_of(host, rule, mutants)))
         print(out / f"{rule.id}.md")
+    readme = ROOT / "README.md"
+    builtin = [name for name in builtin_plugins()]
+    readme.write_text(readme_with_table(readme.read_text(), readme_table(host, builtin)))
     return 0
 
 

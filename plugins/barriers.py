@@ -103,7 +103,7 @@ class RedundantBarrier(KernelCheck):
         rationale="Every `__syncthreads` in the steady-state loop stalls the whole block once per iteration. A "
                   "barrier that orders no hazard is pure latency on the critical path; the seed document's "
                   "criterion is that barriers per iteration must not grow with num_stages.")
-    analyses = ("cp_async", "races")
+    analyses = ("cp_async", "races", "mbarrier")
 
     def check(self, kernel: KernelModel, path: str) -> list[Finding]:
         skip = {(f.location.line, f.location.column) for f in _divergent(kernel, path)}

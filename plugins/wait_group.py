@@ -81,7 +81,7 @@ class WaitTooDeep(KernelCheck):
         rationale="A wait that drains more groups than the reads need turns the pipeline back into "
                   "copy-then-compute; `cp_async_wait<0>` in the loop is the classic case: num_stages buys "
                   "shared memory and no overlap.")
-    analyses = ("cp_async", "races")
+    analyses = ("cp_async", "races", "mbarrier")
 
     def check(self, kernel: KernelModel, path: str) -> list[Finding]:
         out = []
@@ -109,7 +109,7 @@ class RedundantWait(KernelCheck):
         rationale="A wait with no commit since the previous one waits for nothing new; advising a deeper N for "
                   "it would be wrong (every N is equally useless). It costs an instruction and hides which "
                   "wait actually guards the reads.")
-    analyses = ("cp_async", "races")
+    analyses = ("cp_async", "races", "mbarrier")
 
     def check(self, kernel: KernelModel, path: str) -> list[Finding]:
         return [self.finding(

@@ -21,11 +21,13 @@ import pytest
 
 import pipelint.cli as cli
 from pipelint import hookimpl
+from pipelint.pluginhost import load_plugins
 from helpers import ROOT, fixture
 from fuzzing import CONTROL, HOSTILE_NAMES
 from mutants.mutate import drop_barrier_after_wait
 
-FORMATS = ("text", "concise", "github", "gitlab", "junit", "json", "sarif")
+# every registered output format, built-in or a plugin's: a new one is tested here without an edit
+FORMATS = tuple(sorted(load_plugins().formats))
 SGR = re.compile("\x1b\\[[0-9;]*m")      # pipelint's own colours (--color always)
 LINE = re.compile(r'(#line \d+ ")examples/gemm.py(")')
 

@@ -69,22 +69,25 @@ def lower_configs(args: Any, host: Any, scratch: Path) -> int:
 
 
 def _verdict(cfg: dict, lowered: list, report: Report, seconds: float) -> dict:
-    failed = [lv for lv in lowered if not lv.ok]
-    errors = sorted({f.rule for f in report.findings if f.severity == Severity.ERROR})
-    if failed:
-        reason = f"lowering failed ({failed[0].error_kind or 'error'})"
-    elif "shared-memory-budget" in errors:
-        reason = "over the shared-memory budget"
-    elif errors:
-        reason = "error findings: " + ", ".join(errors)
-    else:
-        reason = None
+    reason = _ruled_out(lowered, report)
     smem = [lv.shared_bytes for lv in lowered if lv.ok and lv.shared_bytes is not None]
     return {"config": cfg, "ruled_out": reason, "seconds": round(seconds, 2),
             "shared_bytes": max(smem) if smem else None,
             "findings": {s.value: sum(1 for f in report.findings if f.severity == s) for s in Severity},
             "variants": [{"arch": lv.arch, "num_stages": lv.num_stages, "ok": lv.ok, "cached": lv.cached}
                          for lv in lowered]}
+
+
+def _ruled_out(lowered: list, report: Report) -> str | None:
+    """Why a configuration is not worth timing: it does not lower, needs more shared memory than
+    a block may have (`shared-memory-budget`), or has error findings; None when it is."""
+    failed = [lv for lv in lowered if not lv.ok]
+    errors = sorted({f.rule for f in report.findings if f.severity == Severity.ERROR})
+    if failed:
+        return f"lowering failed ({failed[0].error_kind or 'error'})"
+    if "shared-memory-budget" in errors:
+        return "over the shared-memory budget"
+    return "error findings: " + ", ".join(errors) if errors else None
 
 
 def _label(cfg: dict) -> str:

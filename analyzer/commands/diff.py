@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from ..lowering.sweep import LoweredVariant
 from ..options import add_command
 from ..options import fmt_fact as _fmt
+
+if TYPE_CHECKING:
+    from ..pluginhost import PluginHost
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -21,10 +25,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.set_defaults(func=cmd_diff)
 
 
-def cmd_diff(args: argparse.Namespace, host: object) -> int:
-    from ..explain import load_models
+def cmd_diff(args: argparse.Namespace, host: PluginHost) -> int:
+    from ..session import Session
 
-    models = [load_models(path)[0] for path in (args.a, args.b)]
+    session = Session.bare(host)
+    models = [session.models(path)[0] for path in (args.a, args.b)]
     a, b = (LoweredVariant(m.name, "", 0, True, None, {}, model=m) for m in models)
     rows = [("fact", args.a, args.b)]
     rows.append(("kernel", a.kernel, b.kernel))

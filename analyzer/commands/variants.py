@@ -14,8 +14,9 @@ if TYPE_CHECKING:
 
 
 def analyze_variants(kernel: str, variants: list, host: PluginHost, dump: Path, report: Report,
-                     keep_paths: bool = True) -> list[LoweredVariant]:
-    """Write each variant's CUDA and facts, check it, then run the sweep checks."""
+                     keep_paths: bool = True, enabled: frozenset[str] | None = None) -> list[LoweredVariant]:
+    """Write each variant's CUDA and facts, check it, then run the sweep checks (only the
+    checks of `enabled` rules; None: all)."""
     from ..engine import analyze_source
     from ..lowering.driver import variant_filename
 
@@ -31,13 +32,13 @@ def analyze_variants(kernel: str, variants: list, host: PluginHost, dump: Path, 
             path.with_suffix(".json").write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n")
             lv.path = str(path) if keep_paths else path.name
             lv.dumped = keep_paths
-            result, findings, errors, models = analyze_source(str(path), v.result["cuda"], host)
+            result, findings, errors, models = analyze_source(str(path), v.result["cuda"], host, enabled)
             lv.model = models[0] if models else None
             lv.findings = [_rename(f, lv.path) for f in findings]
             report.files.append(result)
             report.errors.extend(errors)
         lowered.append(lv)
-    sweep_findings, errors = host.check_variants(lowered)
+    sweep_findings, errors = host.check_variants(lowered, enabled)
     report.errors.extend(errors)
     for f in sweep_findings:
         owner = next((lv for lv in lowered if f.location.path in (lv.path, lv.filename)), None)

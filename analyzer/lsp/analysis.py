@@ -10,7 +10,6 @@ diagnostic on its factory's `def` line.  A `.cu` buffer is checked as `check` wo
 """
 from __future__ import annotations
 
-import argparse
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -18,10 +17,10 @@ from typing import Any
 
 from ..findings import Finding, Report, Severity
 from ..lowering.sweep import LoweredVariant
+from ..relocate import python_first
 from .pysource import PipelinedLoop, PySource, SharedAlloc, scan
 
 # Findings about a whole variant (no line of their own): shown on the kernel's T.Pipelined line.
-VARIANT_RULES = {"planner-stages", "ir-cuda-mismatch", "stage-trend", "shared-memory-budget"}
 LOWERING_FAILED = "lowering-failed"
 MAX_RELATED = 8
 
@@ -119,22 +118,27 @@ def analyze_python(path: str, text: str, lowered: dict, host: Any, config: Any,
         message = f"pipelint could not lower this file: {lowered.get('error')}"
         out.diagnostics.append(_failure(text, line, host, message))
         return out
+    session = _session(host, config)
     report = Report(rules=dict(host.rules), errors=[])
     per_kernel: list[tuple[str, list[LoweredVariant]]] = []
     for kernel in lowered["kernels"]:
         written = next((lp.num_stages for lp in src.loops if lp.kernel == kernel["name"] and lp.num_stages is not None),
                        None)
-        variants = [_variant(kernel["name"], v, host, report, dump_dir, written) for v in kernel["variants"]]
+        variants = [_variant(kernel["name"], v, session, report, dump_dir, written) for v in kernel["variants"]]
         per_kernel.append((kernel["name"], variants))
-        found, errors = host.check_variants(variants)
+        found, errors = host.check_variants(variants, session.enabled)
         report.findings.extend(found)
         report.errors.extend(errors)
-    _configure(report, config, host, cuda=False)
+    session.finish(report)
+    python_first(report)
     out.errors = [e.message for e in report.errors]
     out.lowered = any(lv.ok for _, vs in per_kernel for lv in vs)
     by_file = {lv.location_path: lv for _, vs in per_kernel for lv in vs}
     count = text.count("\n") + 1
-    placed = [_place(f, path, src, by_file, count) for f in report.findings]
+    from ..registry import variant_rules
+
+    at_loop = variant_rules(host)
+    placed = [_place(f, path, src, by_file, count, at_loop) for f in report.findings]
     kept = [(line, f, lv) for line, f, lv in placed if f.rule not in src.suppressions.get(line, set())]
     out.diagnostics = _group(kept, text, host, path)
     for name, variants in per_kernel:
@@ -148,12 +152,10 @@ def analyze_python(path: str, text: str, lowered: dict, host: Any, config: Any,
     return out
 
 
-def _variant(kernel: str, v: dict, host: Any, report: Report, dump_dir: Path | None,
+def _variant(kernel: str, v: dict, session: Any, report: Report, dump_dir: Path | None,
              written: int | None) -> LoweredVariant:
     """A worker's variant, checked.  Its num_stages: the one lowered with, else the planner's,
     else the `num_stages=` literal of the kernel's T.Pipelined (None: unknown, 0 for the checks)."""
-    from ..engine import analyze_source
-
     n = v.get("num_stages")
     if n is None:
         n = next((lp.get("tl_pipelined_num_stages") for lp in v.get("pipelined_loops", [])
@@ -166,7 +168,7 @@ def _variant(kernel: str, v: dict, host: Any, report: Report, dump_dir: Path | N
     cuda = v["cuda"]
     if dump_dir is not None:           # the generated CUDA, for "go to" on a related location
         lv.path = _dump(dump_dir, lv.filename, cuda)
-    result, findings, errors, models = analyze_source(lv.location_path, cuda, host)
+    result, findings, errors, models = session.analyze_text(lv.location_path, cuda)
     lv.model = models[0] if models else None
     lv.facts = {**v, "linemap": getattr(lv.model, "lines", None)}
     report.files.append(replace(result, suppressions=_cu_suppressions(cuda)))
@@ -195,18 +197,14 @@ def _cu_suppressions(text: str) -> tuple:
     return suppressions_in(text)
 
 
-def _configure(report: Report, config: Any, host: Any, cuda: bool) -> None:
-    """`[tool.pipelint]` as `check` applies it: selection, per-file/per-kernel ignores, severities,
-    `// pipelint: ignore` comments; the primary location stays where the buffer is."""
-    from ..config import apply_config
+def _session(host: Any, config: Any) -> Any:
+    """The run layer with `[tool.pipelint]` as `check` applies it: selection, per-file/per-kernel
+    ignores, severities, `// pipelint: ignore` comments; the primary location stays where the
+    buffer is."""
+    from ..session import Session
+    from ..settings import Overrides
 
-    args = argparse.Namespace(select=None, ignore=None, extend_select=None, fail_on=None, baseline=None,
-                              write_baseline=None, primary_location="cuda", path_map=None)
-    apply_config(report, config, args, host)
-    if not cuda:
-        from ..relocate import python_first
-
-        python_first(report)
+    return Session.open(host, config=config, overrides=Overrides(primary_location="cuda"))
 
 
 def _same(a: str, b: str) -> bool:
@@ -214,7 +212,7 @@ def _same(a: str, b: str) -> bool:
 
 
 def _place(f: Finding, path: str, src: PySource, by_file: dict[str, LoweredVariant],
-           count: int) -> tuple[int, Finding, Any]:
+           count: int, at_loop: frozenset[str] = frozenset()) -> tuple[int, Finding, Any]:
     """The buffer line a finding belongs to, the finding, and its variant.
 
     The line `check --primary-location python` gives when it lies inside the kernel; else
@@ -235,7 +233,7 @@ def _place(f: Finding, path: str, src: PySource, by_file: dict[str, LoweredVaria
                 line = origin.line
         if 1 <= line <= count:
             return line, f, lv
-    if f.rule in VARIANT_RULES:
+    if f.rule in at_loop:          # a variant's pipeline plan: at the T.Pipelined loop
         loop = next((lp for lp in src.loops if lp.kernel == kernel), None)
         if loop is not None:
             return loop.span.line, f, lv
@@ -433,16 +431,17 @@ def analyze_cuda(path: str, text: str, host: Any, config: Any, checked: tuple | 
     """A `.cu` buffer, checked as `check` checks the file (its `// pipelint: ignore` comments
     from the buffer), with the TileLang lines as related locations.  `checked`: what
     `engine.check_text` found, when that ran elsewhere (the server's analysis process)."""
-    from ..engine import analyze_source, dedupe
+    from ..engine import dedupe
     from ..suppress import suppressions_in
 
+    session = _session(host, config)
     if checked is None:
-        result, findings, errors, _ = analyze_source(path, text, host)
+        result, findings, errors, _ = session.analyze_text(path, text)
     else:
         result, findings, errors = checked
     report = Report(files=[replace(result, suppressions=suppressions_in(text))], findings=dedupe(findings),
                     errors=list(errors), rules=dict(host.rules))
-    _configure(report, config, host, cuda=True)
+    session.finish(report)
     lines = text.split("\n")
     out = FileAnalysis(path, errors=[e.message for e in report.errors])
     from ..docs import help_uri

@@ -6,7 +6,6 @@ as the server does (the same cache, `[tool.pipelint.lower]`), findings at the Py
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
 import copy
 import os
@@ -23,7 +22,7 @@ from .analysis import Diagnostic
 WATCHED = (".cu", ".cuh", ".py", ".toml")
 
 
-def watch(args: argparse.Namespace, host: Any, check: Callable[[argparse.Namespace, Any], int]) -> int:
+def watch(args: Any, host: Any, check: Callable[[Any, Any], int]) -> int:
     """Run `check` now and after every change under the named paths; Ctrl-C ends it.
 
     The folders are watched one by one (not recursively), as `check` walks them: a link to a
@@ -85,7 +84,7 @@ def watched_folders(paths: list[str]) -> list[str]:
     return sorted(folders)
 
 
-def run_once(args: argparse.Namespace, host: Any, check: Callable[[argparse.Namespace, Any], int]) -> int:
+def run_once(args: Any, host: Any, check: Callable[[Any, Any], int]) -> int:
     started = time.perf_counter()
     python = [p for p in args.paths if p.endswith(".py")]
     other = [p for p in args.paths if not p.endswith(".py")]
@@ -98,16 +97,21 @@ def run_once(args: argparse.Namespace, host: Any, check: Callable[[argparse.Name
         except UsageError as exc:
             print(f"pipelint: error: {exc}", file=sys.stderr)
             code = 2
-    for path in python:
-        code = max(code, check_python(path, host, args))
+    if python:
+        from ..options import overrides
+
+        given = overrides(args)
+        for path in python:
+            code = max(code, check_python(path, host, args.config, given))
     sys.stdout.flush()
     print(f"pipelint: checked at {time.strftime('%H:%M:%S')} in {time.perf_counter() - started:.1f} s "
           f"(exit code {code}); watching for changes (Ctrl-C to stop)", file=sys.stderr, flush=True)
     return code
 
 
-def check_python(path: str, host: Any, args: argparse.Namespace) -> int:
-    """Lower and check one TileLang file as the server does; print its diagnostics."""
+def check_python(path: str, host: Any, config_file: str | None, given: Any) -> int:
+    """Lower and check one TileLang file as the server does; print its diagnostics (`given`:
+    the command line's `settings.Overrides`, for the cache)."""
     from .. import cachedir
     from ..config import load_config
     from .analysis import analyze_python
@@ -115,17 +119,17 @@ def check_python(path: str, host: Any, args: argparse.Namespace) -> int:
     from .settings import lower_settings
 
     try:
-        config = load_config([path], getattr(args, "config", None), host)
+        config = load_config([path], config_file, host)
         settings = lower_settings(config)
     except UsageError as exc:
         print(f"pipelint: error: {exc}", file=sys.stderr)
         return 2
     text = Path(path).read_text(encoding="utf-8", errors="replace")
-    choice = cachedir.choose(getattr(args, "cache_dir", None), config.cache_dir, config.path)
+    choice = cachedir.choose(given.cache_dir, config.cache_dir, config.path)
     if choice.warning:
         cachedir.warn_fallback(choice)
     cache = cache_folder(str(choice.path))
-    use_cache = not getattr(args, "no_cache", False) and config.cache is not False
+    use_cache = not given.no_cache and config.cache is not False
     lowered = asyncio.run(Lowerer(cache).lower(path, text, settings, use_cache=use_cache))
     host.configure(config.plugins)
     analysis = analyze_python(path, text, lowered.result, host, config, dump_folder(cache, path))

@@ -1,0 +1,88 @@
+"""The case folders of `tests/rules/<rule id>/`: each rule's positive and negative cases.
+
+A case is one file in the rule's folder:
+
+* `NAME.cu`: a kernel; `// expect: RULE` on a line says the rule is reported there;
+* `NAME.mutant`: the name of an operator of `tests/mutants/mutate.py` on its first line: the
+  rule at the line the mutant names (and at any `expect LINE` lines that follow);
+* `NAME.ref`: the path (under `tests/`) of a kernel on its first line, then `expect LINE`
+  lines (or the `// expect:` markers of that file).
+
+A case where the rule is expected somewhere is positive; one with no line for the rule is
+negative (the rule must not fire on it: a clean twin).  The rule's findings on a case must be
+exactly the expected lines; other rules' findings are not looked at.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+CASES = TESTS / "rules"
+EXPECT = re.compile(r"//\s*expect:\s*([\w\-, ]+)")
+
+
+@dataclass(frozen=True)
+class Case:
+    rule: str
+    file: Path
+    text: str
+    name: str
+    lines: frozenset[int]
+
+    @property
+    def positive(self) -> bool:
+        return bool(self.lines)
+
+
+def _marked(text: str, rule: str) -> frozenset[int]:
+    found = set()
+    for number, line in enumerate(text.splitlines(), 1):
+        m = EXPECT.search(line)
+        if m and rule in {w.strip() for w in m.group(1).split(",")}:
+            found.add(number)
+    return frozenset(found)
+
+
+def load(rule: str, file: Path) -> Case:
+    if file.suffix == ".cu":
+        text = file.read_text()
+        return Case(rule, file, text, file.name, _marked(text, rule))
+    if file.suffix == ".mutant":
+        sys.path.insert(0, str(TESTS))
+        from mutants import mutate
+
+        lines = file.read_text().split("\n")
+        m = getattr(mutate, lines[0].strip())()
+        also = {int(w.split()[1]) for w in lines[1:] if w.startswith("expect ")}
+        return Case(rule, file, m.text, m.name + ".cu", frozenset({m.line} | also if m.rule == rule else also))
+    lines = file.read_text().split("\n")
+    target = TESTS / lines[0].strip()
+    text = target.read_text()
+    listed = frozenset(int(w.split()[1]) for w in lines[1:] if w.startswith("expect "))
+    return Case(rule, file, text, target.name, listed or _marked(text, rule))
+
+
+def cases(rule: str, root: Path = CASES) -> list[Case]:
+    folder = root / rule
+    if not folder.is_dir():
+        return []
+    return [load(rule, f) for f in sorted(folder.iterdir()) if f.suffix in (".cu", ".mutant", ".ref")]
+
+
+def all_cases(root: Path = CASES) -> list[Case]:
+    return [c for folder in sorted(root.iterdir()) if folder.is_dir() for c in cases(folder.name, root)]
+
+
+def gaps(rules: list[str], root: Path = CASES) -> dict[str, str]:
+    """The rules without a positive or without a negative case, and which is missing."""
+    out = {}
+    for rule in rules:
+        found = cases(rule, root)
+        missing = [kind for kind, want in (("positive", True), ("negative", False))
+                   if not any(c.positive == want for c in found)]
+        if missing:
+            out[rule] = " and ".join(missing)
+    return out
