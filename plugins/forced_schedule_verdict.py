@@ -44,14 +44,22 @@ def _changed(run: dict[str, Any] | None) -> int | None:
 
 def finding_verdict(finding: dict[str, Any], natural: dict[str, Any], sanitizers: dict[str, Any]) -> dict[str, Any]:
     """`finding`: {"delays": [{"describe", "number", "variant": RUN, "control": RUN|None}]};
-    `natural`: {"runs": [RUN, ...], "wrong": N|None (vs the twin or reference), "timeout": bool};
-    `sanitizers`: {"racecheck": {"errors"}, "synccheck": {"errors"}}.  RUN: {"mismatches",
-    "timeout", "crashed"}.  Returns the verdict, the delay and mismatches behind it, what was
-    tried and any harness error."""
+    `natural`: {"runs": [RUN, ...], "wrong": N|None (vs the twin or reference), "wrong_runs": [N per
+    natural run vs the twin], "poisoned", "twin_poisoned", "timeout": bool}; `sanitizers`:
+    {"racecheck": {"errors"}, "synccheck": {"errors"}}.  RUN: {"mismatches" (vs natural),
+    "vs_poisoned", "wrong"/"wrong_repeat" (two runs vs the twin's output), "timeout", "crashed"}.
+
+    With a correct twin the strongest evidence is a delay whose two runs both differ from the
+    twin's output while the same delay leaves the twin alone: the schedule reproduces the failure
+    (unless every natural run is already wrong: then no delay is needed).  Without one, a delay
+    counts by what it changed beyond the poison-only run.  Returns the verdict, the delay and
+    mismatches behind it, what was tried and any harness error."""
     tried: list[str] = []
     harness: list[str] = []
     best: tuple[int, str] | None = None
+    repro: tuple[int, str] | None = None           # a delay whose repeated runs were both wrong
     hang = bool(natural.get("timeout"))
+    twin_ok = not natural.get("twin_poisoned")     # the twin's output is a correct answer to compare with
     for d in finding.get("delays", []):
         run, control = d.get("variant"), d.get("control")
         changed, twin = _changed(run), _changed(control)
@@ -69,6 +77,11 @@ def finding_verdict(finding: dict[str, Any], natural: dict[str, Any], sanitizers
             continue
         if changed and (best is None or changed > best[0]):
             best = (changed, d["describe"])
+        wrong = [int(run.get(k) or 0) for k in ("wrong", "wrong_repeat")] if run and not run.get("crashed") else []
+        if twin_ok and len(wrong) == 2 and all(wrong) and twin is not None:
+            tried[-1] += f"; wrong against the twin in both runs ({wrong[0]}, {wrong[1]})"
+            if repro is None or min(wrong) > repro[0]:
+                repro = (min(wrong), d["describe"])
     out: dict[str, Any] = {"tried": tried, "harness_error": "; ".join(harness) or None}
     if natural.get("twin_poisoned"):
         out["twin_note"] = (f"the twin reads shared memory no thread wrote: poisoning it changes the twin's output "
@@ -76,9 +89,16 @@ def finding_verdict(finding: dict[str, Any], natural: dict[str, Any], sanitizers
     rc = (sanitizers.get("racecheck") or {}).get("errors") or 0
     sc = (sanitizers.get("synccheck") or {}).get("errors") or 0
     runs = natural.get("runs") or []
-    noise = runs[1].get("mismatches") if len(runs) > 1 and runs[1].get("mismatches") else 0
-    if noise:
-        out.update(verdict=CONFIRMED_OUTPUT, delay="none (two natural runs differ)", mismatches=noise)
+    noise = max((r.get("mismatches") or 0 for r in runs[1:]), default=0)
+    wrong_runs = natural.get("wrong_runs") or []
+    if twin_ok and wrong_runs and all(wrong_runs):
+        out.update(verdict=CONFIRMED_OUTPUT, delay=f"none (every natural run wrong: {len(wrong_runs)} runs)",
+                   mismatches=min(wrong_runs))
+    elif repro is not None:
+        out.update(verdict=CONFIRMED_FORCED, delay=repro[1], mismatches=repro[0],
+                   natural_wrong_runs=f"{sum(1 for w in wrong_runs if w)} of {len(wrong_runs)}")
+    elif noise:
+        out.update(verdict=CONFIRMED_OUTPUT, delay="none (natural runs differ)", mismatches=noise)
     elif best is not None:
         out.update(verdict=CONFIRMED_FORCED, delay=best[1], mismatches=best[0])
     elif natural.get("wrong"):

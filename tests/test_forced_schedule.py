@@ -224,4 +224,21 @@ def test_a_twin_that_reads_unwritten_shared_memory_is_said_not_blamed_on_the_har
 def test_noisy_natural_runs_confirm_by_output_whatever_the_delays_do():
     f = _finding(({"mismatches": 900, "vs_poisoned": 900}, None))
     v = finding_verdict(f, {"runs": [RUN_OK, {"mismatches": 17}]}, {})
-    assert v["verdict"] == CONFIRMED_OUTPUT and v["mismatches"] == 17 and "two natural runs" in v["delay"]
+    assert v["verdict"] == CONFIRMED_OUTPUT and v["mismatches"] == 17 and "natural runs differ" in v["delay"]
+
+
+def test_a_delay_whose_two_runs_are_wrong_against_the_twin_forces_the_failure():
+    """The natural runs are right once in three; the delay is wrong in both its runs and leaves the
+    twin alone: the forced schedule reproduces what the natural one shows only sometimes."""
+    ok = {"mismatches": 0}
+    run = {"mismatches": 40, "vs_poisoned": 40, "wrong": 40, "wrong_repeat": 38}
+    f = _finding((run, {"mismatches": 0, "vs_poisoned": 0}), ({"mismatches": 0, "wrong": 0, "wrong_repeat": 0}, ok))
+    natural = {"runs": [ok, {"mismatches": 12}, ok], "wrong_runs": [0, 12, 0]}
+    v = finding_verdict(f, natural, {})
+    assert v["verdict"] == CONFIRMED_FORCED and v["mismatches"] == 38 and v["natural_wrong_runs"] == "1 of 3"
+    # every natural run already wrong: no delay needed
+    v = finding_verdict(f, {**natural, "wrong_runs": [5, 12, 7]}, {})
+    assert v["verdict"] == CONFIRMED_OUTPUT and "every natural run wrong" in v["delay"]
+    # one of the delay's two runs right: not reproducible, so the noise decides
+    f = _finding(({**run, "wrong_repeat": 0}, {"mismatches": 0}))
+    assert finding_verdict(f, natural, {})["verdict"] == CONFIRMED_OUTPUT

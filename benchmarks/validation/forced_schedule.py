@@ -46,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
+NATURAL_RUNS = 3                   # runs of the unedited kernel: is its natural output always wrong?
 HOST_HOOK = "  auto t0 = std::chrono::steady_clock::now();"
 HOST_SELECT = ('  { const char* pl_s = std::getenv("PL_FS_SELECT"); int pl_v = pl_s ? std::atoi(pl_s) : 0;\n'
                '    CK(cudaMemcpyToSymbol(pl_fs_select, &pl_v, sizeof(int))); }\n')
@@ -259,7 +260,7 @@ def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, t
         return str(builds / cid / f"{tag}.bin")
 
     if entry["builds"]["buggy"]["ok"]:
-        for i in (1, 2):
+        for i in range(1, NATURAL_RUNS + 1):
             jobs[f"natural{i}"] = pool.submit(_run, [exe("buggy"), dump(f"natural{i}")], timeout)
         for tool in ("racecheck", "synccheck"):
             jobs[tool] = pool.submit(_run, ["compute-sanitizer", "--tool", tool, "--print-limit", "20",
@@ -267,6 +268,8 @@ def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, t
     if entry["builds"].get("buggy_fs", {}).get("ok"):
         for k in [0, *numbers]:
             jobs[f"v{k}"] = pool.submit(_run, [exe("buggy_fs"), dump(f"v{k}")], timeout, {"PL_FS_SELECT": str(k)})
+        for k in numbers:                  # each delay twice: a forced failure must reproduce
+            jobs[f"v{k}r"] = pool.submit(_run, [exe("buggy_fs"), dump(f"v{k}r")], timeout, {"PL_FS_SELECT": str(k)})
     if entry["builds"].get("twin", {}).get("ok"):
         jobs["twin"] = pool.submit(_run, [exe("twin"), dump("twin")], timeout)
     if entry["builds"].get("twin_fs", {}).get("ok"):
@@ -315,11 +318,13 @@ def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, t
             rec["tail"] = r["output"][-600:]
         return rec
 
-    natural = {"runs": [summary("natural1", "natural1"), summary("natural2", "natural1")]}
+    natural: dict[str, Any] = {"runs": [summary(f"natural{i}", "natural1") for i in range(1, NATURAL_RUNS + 1)]}
     natural["timeout"] = any(r.get("timeout") for r in natural["runs"])
-    natural["deterministic"] = natural["runs"][1].get("mismatches") == 0
-    if "twin" in results and "RAW_LAUNCH ok" in results["twin"]["output"]:
+    natural["deterministic"] = all(r.get("mismatches") == 0 for r in natural["runs"][1:])
+    twin_ran = "twin" in results and "RAW_LAUNCH ok" in results["twin"]["output"]
+    if twin_ran:
         natural["wrong"] = diff("twin", "natural1")
+        natural["wrong_runs"] = [diff("twin", f"natural{i}") for i in range(1, NATURAL_RUNS + 1)]
     if entry.get("reference") and meta is not None and Path(dump("natural1")).is_file():
         try:
             ref = raw_launch.check_reference(meta, Path(dump("natural1")), entry["reference"])
@@ -337,9 +342,14 @@ def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, t
     natural["twin_poisoned"] = (entry["twin_poisoned"] or {}).get("mismatches")
     for f in entry.get("findings", []):
         for d in f["delays"]:
-            d["variant"] = summary(f"v{d['number']}", "natural1", "v0")
-            d["control"] = summary(f"t{d['number']}", "twin", "t0") if d.get("twin_line") and "twin" in results \
-                else None
+            k = d["number"]
+            d["variant"] = summary(f"v{k}", "natural1", "v0")
+            if twin_ran and not d["variant"].get("crashed") and not d["variant"].get("timeout"):
+                d["variant"]["wrong"] = diff("twin", f"v{k}")
+                rep = results.get(f"v{k}r")
+                if rep and "RAW_LAUNCH ok" in rep["output"]:
+                    d["variant"]["wrong_repeat"] = diff("twin", f"v{k}r")
+            d["control"] = summary(f"t{k}", "twin", "t0") if d.get("twin_line") and "twin" in results else None
     logs = out / "logs"
     logs.mkdir(exist_ok=True)
     with open(logs / f"{cid}.log", "w") as fh:
@@ -374,6 +384,7 @@ def _tilelang_case(entry: dict, plan_dir: Path, work: Path, timeout: float, pool
     jobs["v0"] = spec_run("v0", folder / "variants" / "0.cu")
     for k in numbers:
         jobs[f"v{k}"] = spec_run(f"v{k}", folder / "variants" / f"{k}.cu")
+        jobs[f"v{k}r"] = spec_run(f"v{k}r", folder / "variants" / f"{k}.cu")
     if (folder / "twin.cu").is_file():
         jobs["twin"] = spec_run("twin", folder / "twin.cu")
         jobs["t0"] = spec_run("t0", folder / "variants" / "twin_0.cu")
@@ -409,8 +420,9 @@ def _tilelang_case(entry: dict, plan_dir: Path, work: Path, timeout: float, pool
     natural = {"runs": [summary("natural1", "natural1"), summary("natural2", "natural1")]}
     natural["timeout"] = any(r.get("timeout") for r in natural["runs"])
     natural["deterministic"] = natural["runs"][1].get("mismatches") == 0
-    if "twin" in results:
+    if "twin" in results and "RESULT " in results["twin"]["output"]:
         natural["wrong"] = diff("twin", "natural1")
+        natural["wrong_runs"] = [diff("twin", "natural1"), diff("twin", "natural2")]
     entry["natural"] = natural
     entry["sanitizers"] = {t: {**_sanitizer_summary(results[t]["output"]), "timeout": results[t]["timeout"]}
                            for t in ("racecheck", "synccheck")}
@@ -420,8 +432,12 @@ def _tilelang_case(entry: dict, plan_dir: Path, work: Path, timeout: float, pool
     natural["twin_poisoned"] = (entry["twin_poisoned"] or {}).get("mismatches")
     for f in entry.get("findings", []):
         for d in f["delays"]:
-            d["variant"] = summary(f"v{d['number']}", "natural1", "v0")
-            d["control"] = summary(f"t{d['number']}", "twin", "t0") if f"t{d['number']}" in results else None
+            k = d["number"]
+            d["variant"] = summary(f"v{k}", "natural1", "v0")
+            if natural.get("wrong_runs") is not None and not d["variant"].get("crashed"):
+                d["variant"]["wrong"] = diff("twin", f"v{k}")
+                d["variant"]["wrong_repeat"] = diff("twin", f"v{k}r")
+            d["control"] = summary(f"t{k}", "twin", "t0") if f"t{k}" in results else None
 
 
 def run(plan_dir: Path, out: Path, jobs: int, timeout: float, arch: str, only: set[str] | None) -> int:
