@@ -84,8 +84,11 @@ def finding_verdict(finding: dict[str, Any], natural: dict[str, Any], sanitizers
                 repro = (min(wrong), d["describe"])
     out: dict[str, Any] = {"tried": tried, "harness_error": "; ".join(harness) or None}
     if natural.get("twin_poisoned"):
-        out["twin_note"] = (f"the twin reads shared memory no thread wrote: poisoning it changes the twin's output "
-                            f"({natural['twin_poisoned']} elements)")
+        out["twin_note"] = (f"the twin's instrumented build without a delay already differs from the unedited twin "
+                            f"({natural['twin_poisoned']} elements): the twin reads shared memory nothing wrote, or "
+                            f"the build changes its result; its delayed runs are compared with that build instead")
+    if best is not None:        # the outcome depends on the schedule (also where every natural run fails)
+        out["schedule_dependent"] = f"{best[1]}: {best[0]} changed"
     rc = (sanitizers.get("racecheck") or {}).get("errors") or 0
     sc = (sanitizers.get("synccheck") or {}).get("errors") or 0
     runs = natural.get("runs") or []

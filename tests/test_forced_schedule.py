@@ -216,7 +216,7 @@ def test_a_delay_counts_by_what_it_changed_beyond_the_poison():
 def test_a_twin_that_reads_unwritten_shared_memory_is_said_not_blamed_on_the_harness():
     f = _finding(({"mismatches": 0, "vs_poisoned": 0}, {"mismatches": 1, "vs_poisoned": 0}))
     v = finding_verdict(f, {"runs": [RUN_OK], "poisoned": 1, "twin_poisoned": 1}, {})
-    assert v["harness_error"] is None and "reads shared memory no thread wrote" in v["twin_note"]
+    assert v["harness_error"] is None and "reads shared memory nothing wrote" in v["twin_note"]
     f = _finding(({"mismatches": 0, "vs_poisoned": 0}, {"mismatches": 3, "vs_poisoned": 2}))
     assert finding_verdict(f, {"runs": [RUN_OK], "twin_poisoned": 1}, {})["harness_error"]
 

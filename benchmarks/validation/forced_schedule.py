@@ -509,6 +509,41 @@ def merged(results: list[Path]) -> dict:
     return doc
 
 
+ORDER = ("confirmed by forced schedule", "confirmed by output", "confirmed by racecheck", "confirmed by synccheck",
+         "confirmed by a hang", "not reproduced", "not run")
+
+
+def mutant_table(doc: dict, rows: list[dict[str, Any]]) -> str:
+    """Planted defects by class: pipelint's static finding vs the strongest forced-schedule verdict
+    of the mutant's findings, and what racecheck alone confirms."""
+    by_case: dict[str, list[str]] = {}
+    for r in rows:
+        by_case.setdefault(r["case"], []).append(r["verify"]["verdict"])
+    table: dict[str, Counter] = {}
+    for c in doc["cases"]:
+        if not c.get("suite"):
+            continue
+        t = table.setdefault(c.get("class", "?"), Counter())
+        t["mutants"] += 1
+        planted = set(str(c.get("planted_rule", "")).split("/"))
+        t["static"] += bool(planted & set(c.get("static_errors", [])))
+        verdicts = by_case.get(c["id"], [])
+        best = min(verdicts, key=ORDER.index) if verdicts else "no race finding to force"
+        t[best] += 1
+        t["racecheck alone"] += bool(((c.get("sanitizers") or {}).get("racecheck") or {}).get("errors"))
+    head = ["class", "mutants", "pipelint finds the planted class", "forced schedule", "output", "racecheck",
+            "hang", "not reproduced", "no race finding", "racecheck alone"]
+    keys = ["mutants", "static", ORDER[0], ORDER[1], ORDER[2], ORDER[4], ORDER[5], "no race finding to force",
+            "racecheck alone"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    total: Counter = Counter()
+    for klass, t in sorted(table.items()):
+        total.update(t)
+        lines.append(f"| {klass} | " + " | ".join(str(t[k]) for k in keys) + " |")
+    lines.append("| **all** | " + " | ".join(f"**{total[k]}**" for k in keys) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def report(results: list[Path], out_json: Path | None) -> int:
     from pipelint.plugins.forced_schedule_verdict import control_changes, render_table
 
@@ -517,6 +552,8 @@ def report(results: list[Path], out_json: Path | None) -> int:
     changed, compared = control_changes(doc["cases"])
     text = render_table(rows)
     text += f"\ncontrols: {changed} of {compared} twin runs under a delay changed the twin's output\n"
+    if any(c.get("suite") for c in doc["cases"]):
+        text += "\n" + mutant_table(doc, rows)
     for r in doc["runs"]:
         text += (f"run {r['record']}: {r['seconds']} s, {r['jobs']} processes at a time, timeout {r['timeout_s']} s"
                  f" ({r['date']})\n")
