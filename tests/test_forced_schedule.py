@@ -242,3 +242,15 @@ def test_a_delay_whose_two_runs_are_wrong_against_the_twin_forces_the_failure():
     # one of the delay's two runs right: not reproducible, so the noise decides
     f = _finding(({**run, "wrong_repeat": 0}, {"mismatches": 0}))
     assert finding_verdict(f, natural, {})["verdict"] == CONFIRMED_OUTPUT
+
+
+def test_the_driver_says_what_is_wrong_with_a_manifest_in_one_line(tmp_path):
+    import subprocess
+
+    bad = tmp_path / "m.json"
+    bad.write_text('{"cases": [{"id": "x"}]}')
+    script = ROOT / "benchmarks" / "validation" / "forced_schedule.py"
+    out = str(tmp_path / "p")
+    for args in (["plan", str(tmp_path / "missing.json"), out], ["plan", str(bad), out]):
+        res = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True)
+        assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr

@@ -584,6 +584,20 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("results", nargs="+", help="records of `run` (a later one's cases replace an earlier's)")
     q.add_argument("--json", default=None, help="write the verdict rows here")
     a = ap.parse_args(argv)
+    try:
+        return _step(a)
+    except (OSError, ValueError, KeyError) as exc:     # a missing or malformed manifest/record: one line
+        if isinstance(exc, OSError) and exc.filename:
+            why = f"{exc.filename}: {exc.strerror or exc}"
+        elif isinstance(exc, KeyError):
+            why = f"a case or record lacks the field {exc}"
+        else:
+            why = str(exc)
+        print(f"forced_schedule.py {a.step}: {why}", file=sys.stderr)
+        return 2
+
+
+def _step(a: argparse.Namespace) -> int:
     if a.step == "plan":
         return plan(Path(a.manifest), Path(a.out), a.mutants, a.max_findings,
                     set(a.only.split(",")) if a.only else None)
