@@ -218,10 +218,11 @@ STDIN = "-"
 
 def cmd_check(args: argparse.Namespace, host: PluginHost) -> int:
     from .session import Session
+    from .settings import Overrides
 
     stdin = _stdin_paths(args)
     named = [args.stdin_filename] if stdin and args.stdin_filename else args.paths if not stdin else []
-    session = Session.open(host, named, args.config, options.overrides(args))
+    session = Session.open(host, named, args.config, Overrides.from_flags(options.override_fields(args)))
     if args.verbose:
         print(f"pipelint: configuration: {visible(str(session.config.path or '(none: defaults)'))}",
               file=sys.stderr)

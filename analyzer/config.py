@@ -253,9 +253,9 @@ def fail_on_performance(cfg: Config, given: Any) -> bool:
 def _overrides(given: Any) -> Overrides:
     if isinstance(given, Overrides):
         return given
-    from .options import overrides
+    from .options import override_fields
 
-    return overrides(given)
+    return Overrides.from_flags(override_fields(given))
 
 
 def _apply_suppressions(report: Report, on: Callable[..., bool]) -> None:

@@ -129,35 +129,38 @@ def fmt_fact(x: object) -> str:
 
 
 def project_root(args: argparse.Namespace, config: Any = None) -> Path:
-    """%SRCROOT% of SARIF (`settings.project_root`) for the flags `args`."""
-    from .settings import project_root as root
-
-    return root(getattr(args, "project_root", None), config)
+    """%SRCROOT% of SARIF for the flags `args` (`root_of` their `--project-root`)."""
+    return root_of(getattr(args, "project_root", None), config)
 
 
-def overrides(args: argparse.Namespace) -> Any:
-    """The settings a command line sets (`settings.Overrides`): the one place the core's
-    settings are read off parsed flags; a command without a flag leaves the configuration's."""
-    from .selection import split_words
-    from .settings import Overrides
+def root_of(explicit: str | None, config: Any = None) -> Path:
+    """%SRCROOT% of SARIF: `--project-root`, else the git top level above the current folder,
+    else the configuration's folder, else the current folder."""
+    if explicit:
+        root = Path(explicit)
+        if not root.is_dir():
+            from .errors import UsageError
 
-    def words(name: str) -> tuple[str, ...]:
-        return tuple(split_words(getattr(args, name, None)))
+            raise UsageError(f"--project-root {explicit}: not a folder")
+        return root.resolve()
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return config.root if config is not None and config.path else here
 
-    def flag(name: str, default: Any = None) -> Any:
-        return getattr(args, name, default)
 
-    return Overrides(
-        select=words("select"), ignore=words("ignore"), extend_select=words("extend_select"),
-        fail_on=flag("fail_on"), fail_on_performance=flag("fail_on_performance"),
-        primary_location=flag("primary_location"), path_map=tuple(flag("path_map") or ()),
-        baseline=flag("baseline"), write_baseline=flag("write_baseline"),
-        baseline_paths=bool(flag("baseline_paths", False)), project_root=flag("project_root"),
-        named=tuple(named_paths(args)), jobs=flag("jobs"), max_file_size=flag("max_file_size"),
-        time_budget=flag("time_budget"), memory_budget=flag("memory_budget"),
-        disable=tuple(flag("disable_plugin") or ()), exclude=words("exclude"), extend_exclude=words("extend_exclude"),
-        force_exclude=flag("force_exclude"), respect_gitignore=flag("respect_gitignore"),
-        no_cache=bool(flag("no_cache", False)), cache_dir=flag("cache_dir"))
+def override_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings a command line sets, as `settings.Overrides.from_flags` takes them: the one
+    place the core's settings are read off parsed flags (a command without a flag leaves the
+    configuration's)."""
+    names = ("select", "ignore", "extend_select", "fail_on", "fail_on_performance", "primary_location",
+             "path_map", "baseline", "write_baseline", "baseline_paths", "project_root", "jobs", "max_file_size",
+             "time_budget", "memory_budget", "exclude", "extend_exclude", "force_exclude", "respect_gitignore",
+             "no_cache", "cache_dir")
+    fields = {name: getattr(args, name, None) for name in names}
+    fields.update(disable=getattr(args, "disable_plugin", None), named=named_paths(args))
+    return fields
 
 
 def named_paths(args: argparse.Namespace) -> list[str]:

@@ -17,7 +17,6 @@ from .findings import Severity
 from .selection import Selection, Universe, split_words
 
 if TYPE_CHECKING:
-    from .config import Config
     from .discovery import Discovery
     from .pluginhost import PluginHost
 
@@ -52,12 +51,25 @@ class Overrides:
     no_cache: bool = False
     cache_dir: str | None = None
 
+    @classmethod
+    def from_flags(cls, fields: dict[str, Any]) -> Overrides:
+        """From flag values (`options.override_fields`): repeatable comma lists split into words,
+        lists made tuples, flags not given (None) left unset."""
+        words = ("select", "ignore", "extend_select", "exclude", "extend_exclude")
+        given: dict[str, Any] = {}
+        for name, value in fields.items():
+            if value is None:
+                continue
+            given[name] = tuple(split_words(value)) if name in words else \
+                tuple(value) if isinstance(value, list) else value
+        return cls(**given)
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything a run decides before it reads a kernel."""
 
-    config: Config
+    config: Any                 # config.Config: the resolved `[tool.pipelint]`
     overrides: Overrides = field(default_factory=Overrides)
     selection: Selection | None = None
     fail_on: Severity = Severity.WARNING
@@ -67,8 +79,9 @@ class Settings:
     project_root: Path = field(default_factory=Path.cwd)
 
     @classmethod
-    def resolve(cls, config: Config, overrides: Overrides, host: PluginHost) -> Settings:
+    def resolve(cls, config: Any, overrides: Overrides, host: PluginHost) -> Settings:
         """Overrides over configuration over defaults; unknown rule words are usage errors."""
+        from .options import root_of
         from .relocate import parse_path_map
 
         return cls(config=config, overrides=overrides, selection=_selection(config, overrides, host),
@@ -78,7 +91,7 @@ class Settings:
                    else bool(overrides.fail_on_performance),
                    primary_location=overrides.primary_location or config.primary_location,
                    path_map=tuple(parse_path_map(list(overrides.path_map))),
-                   project_root=project_root(overrides.project_root, config))
+                   project_root=root_of(overrides.project_root, config))
 
     def enabled(self, rules: dict[str, Any]) -> frozenset[str]:
         """The rule ids of `rules` this run reports (per-file ignores aside)."""
@@ -86,7 +99,7 @@ class Settings:
         return frozenset(r for r in rules if self.selection.enabled(r))
 
 
-def _selection(config: Config, o: Overrides, host: PluginHost) -> Selection:
+def _selection(config: Any, o: Overrides, host: PluginHost) -> Selection:
     """The command line's `--select` replaces the configuration's; `--ignore` and
     `--extend-select` add to it (flags repeat and take comma lists)."""
     u = Universe(host.rule_plugin)
@@ -98,23 +111,6 @@ def _selection(config: Config, o: Overrides, host: PluginHost) -> Selection:
         frozenset(config.select) if config.select is not None else None)
     return Selection(u, select, frozenset(config.extend_select) | frozenset(given["extend_select"]),
                      frozenset(config.ignore) | frozenset(given["ignore"]))
-
-
-def project_root(explicit: str | None, config: Any = None) -> Path:
-    """%SRCROOT% of SARIF: `--project-root`, else the git top level above the current folder,
-    else the configuration's folder, else the current folder."""
-    if explicit:
-        root = Path(explicit)
-        if not root.is_dir():
-            from .errors import UsageError
-
-            raise UsageError(f"--project-root {explicit}: not a folder")
-        return root.resolve()
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".git").exists():
-            return folder
-    return config.root if config is not None and config.path else here
 
 
 def show_settings(settings: Settings, host: Any, found: Discovery) -> str:

@@ -6,7 +6,9 @@ A case is one file in the rule's folder:
 * `NAME.mutant`: the name of an operator of `tests/mutants/mutate.py` on its first line: the
   rule at the line the mutant names (and at any `expect LINE` lines that follow);
 * `NAME.ref`: the path (under `tests/`) of a kernel on its first line, then `expect LINE`
-  lines (or the `// expect:` markers of that file).
+  lines (or the `// expect:` markers of that file);
+* `NAME.edit`: the same, with edits applied first: `at LINE: OLD => NEW` (on that line),
+  `at LINE: delete` (the line goes; later lines move up) or `all: OLD => NEW` (everywhere).
 
 A case where the rule is expected somewhere is positive; one with no line for the rule is
 negative (the rule must not fire on it: a clean twin).  The rule's findings on a case must be
@@ -60,16 +62,34 @@ def load(rule: str, file: Path) -> Case:
         return Case(rule, file, m.text, m.name + ".cu", frozenset({m.line} | also if m.rule == rule else also))
     lines = file.read_text().split("\n")
     target = TESTS / lines[0].strip()
-    text = target.read_text()
+    text = _edited(target.read_text(), lines[1:]) if file.suffix == ".edit" else target.read_text()
     listed = frozenset(int(w.split()[1]) for w in lines[1:] if w.startswith("expect "))
     return Case(rule, file, text, target.name, listed or _marked(text, rule))
+
+
+def _edited(text: str, edits: list[str]) -> str:
+    lines = text.split("\n")
+    for edit in reversed([e for e in edits if e.startswith(("at ", "all:"))]):     # bottom up: numbers hold
+        where, _, what = edit.partition(":")
+        if where == "all":
+            old, _, new = what.strip().partition(" => ")
+            lines = "\n".join(lines).replace(old, new).split("\n")
+            continue
+        n = int(where.split()[1]) - 1
+        if what.strip() == "delete":
+            del lines[n]
+        else:
+            old, _, new = what.strip().partition(" => ")
+            assert old in lines[n], (edit, lines[n])
+            lines[n] = lines[n].replace(old, new)
+    return "\n".join(lines)
 
 
 def cases(rule: str, root: Path = CASES) -> list[Case]:
     folder = root / rule
     if not folder.is_dir():
         return []
-    return [load(rule, f) for f in sorted(folder.iterdir()) if f.suffix in (".cu", ".mutant", ".ref")]
+    return [load(rule, f) for f in sorted(folder.iterdir()) if f.suffix in (".cu", ".mutant", ".ref", ".edit")]
 
 
 def all_cases(root: Path = CASES) -> list[Case]:

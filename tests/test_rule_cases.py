@@ -22,9 +22,7 @@ KNOWN_GAPS = {"planner-stages": "positive and negative", "ir-cuda-mismatch": "po
               "stage-trend": "positive and negative", "shared-memory-budget": "positive and negative",
               "lowering-failed": "positive and negative", "analysis-limit": "positive and negative",
               "analysis-timeout": "positive and negative", "unreadable-file": "positive and negative",
-              # positives built by editing a fixture in tests/test_rules_fire.py, not yet a case file
-              "missing-drain": "positive", "shared-overlap": "positive", "tma-read-before-wait": "positive",
-              "version-mismatch": "positive", "version-overwrite": "positive", "race-undecided": "positive"}
+              "race-undecided": "positive"}
 
 
 def findings_of(case, tmp_path) -> set[int]:

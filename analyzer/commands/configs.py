@@ -79,13 +79,14 @@ def _verdict(cfg: dict, lowered: list, report: Report, seconds: float) -> dict:
 
 
 def _ruled_out(lowered: list, report: Report) -> str | None:
-    """Why a configuration is not worth timing: it does not lower, needs more shared memory than
-    a block may have (`shared-memory-budget`), or has error findings; None when it is."""
+    """Why a configuration is not worth timing: it does not lower, needs more resources than a
+    block may have (an error of a rule tagged `resources`: shared memory), or has error
+    findings; None when it is."""
     failed = [lv for lv in lowered if not lv.ok]
     errors = sorted({f.rule for f in report.findings if f.severity == Severity.ERROR})
     if failed:
         return f"lowering failed ({failed[0].error_kind or 'error'})"
-    if "shared-memory-budget" in errors:
+    if any("resources" in getattr(report.rules.get(r), "tags", ()) for r in errors):
         return "over the shared-memory budget"
     return "error findings: " + ", ".join(errors) if errors else None
 

@@ -98,9 +98,10 @@ def run_once(args: Any, host: Any, check: Callable[[Any, Any], int]) -> int:
             print(f"pipelint: error: {exc}", file=sys.stderr)
             code = 2
     if python:
-        from ..options import overrides
+        from ..options import override_fields
+        from ..settings import Overrides
 
-        given = overrides(args)
+        given = Overrides.from_flags(override_fields(args))
         for path in python:
             code = max(code, check_python(path, host, args.config, given))
     sys.stdout.flush()
