@@ -51,9 +51,19 @@ def _check_or_watch(args: argparse.Namespace, host: Any, check: Any) -> int:
 
 
 def cmd_server(args: argparse.Namespace, host: Any) -> int:
+    # the analysis processes' forkserver first: its preload (pipelint, the plugins, the grammar)
+    # runs while this process imports pygls and lsprotocol
+    # and the worker that lowers the first kernel file: TileLang's import (the slowest part of a
+    # cold lowering) overlaps the server's start-up; the server adopts it, or kills it when the
+    # client asks for no lowering (lowerPython or warmWorker false)
+    from .cudajob import warm_up
+    from .lowering import start_worker_now
+
+    warm_up()
+    early = start_worker_now()
     try:
         from .server import serve
     except ImportError as exc:
         raise UsageError(f"`pipelint server` needs the lsp extra ({exc.name} is missing); from the clone "
                          f"pipelint was installed from: {INSTALL}") from None
-    return serve(args.cache_dir)
+    return serve(args.cache_dir, host, early)

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import math
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -98,6 +100,7 @@ class Lowerer:
         self._standby: asyncio.subprocess.Process | None = None
         self.costs: dict[str, float] = {}       # arch -> CPU seconds its last variant took to lower
         self._preparing: asyncio.Lock | None = None
+        self.running: dict[int, str] = {}       # pid -> the buffer its worker lowers
 
     async def prepare(self) -> None:
         """Start the standby worker if there is none (it imports TileLang, then waits)."""
@@ -107,6 +110,19 @@ class Lowerer:
             if self.warm and self.tl_version is not None and (self._standby is None
                                                               or self._standby.returncode is not None):
                 self._standby = await spawn_worker()
+
+    async def adopt(self, popen: subprocess.Popen | None) -> None:
+        """Take a worker started before the event loop ran (`start_worker_now`) as the standby;
+        kill it when no standby is wanted."""
+        if popen is None:
+            return
+        if not self.warm or self.tl_version is None or (self._standby is not None and self._standby.returncode is None):
+            with contextlib.suppress(OSError):
+                from .procs import kill_tree
+
+                kill_tree(popen.pid)
+            return
+        self._standby = await _Adopted.of(popen)        # type: ignore[assignment]
 
     def close(self) -> None:
         if self._standby is not None:
@@ -173,11 +189,30 @@ class Lowerer:
 
         return sorted(pairs, key=cost)
 
+    def pause_others(self, path: str) -> list[int]:
+        """Stop (SIGSTOP) the workers lowering buffers other than `path`, so that `path`'s short
+        analysis does not share two loaded cores with them (a second file's check took 3 s
+        beside a first file's sm_80 lowering at a load of 8, 0.5 s alone); `resume` them."""
+        paused = []
+        for pid, owner in list(self.running.items()):
+            if owner != os.path.abspath(path):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGSTOP)
+                    paused.append(pid)
+        return paused
+
+    @staticmethod
+    def resume(pids: list[int]) -> None:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGCONT)
+
     async def _run(self, spec: dict, timeout: float, sofar: _Partial | None = None,
                    timings: dict | None = None) -> dict:
         asked = time.perf_counter()
         async with self.slots:
             child = await self._worker()
+            self.running[child.pid] = spec["path"]
             if timings is not None and timings.get("wait_s") is None:
                 timings["wait_s"] = round(time.perf_counter() - asked, 3)
 
@@ -196,6 +231,9 @@ class Lowerer:
             try:
                 return await run_worker(spec, timeout, child, event)
             finally:
+                self.running.pop(child.pid, None)
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(child.pid, signal.SIGCONT)      # never left stopped
                 if self.warm:       # the next buffer's worker, once this one no longer needs the CPU
                     asyncio.ensure_future(self.prepare())
 
@@ -220,6 +258,52 @@ def merge(parts: list[dict], pairs: list[list]) -> dict:
     for k in kernels.values():
         k["variants"].sort(key=lambda v: order.get((v["arch"], None if v.get("as_written") else v["num_stages"]), 0))
     return {"ok": True, "kernels": list(kernels.values())}
+
+
+def start_worker_now() -> subprocess.Popen | None:
+    """A worker started before the server's event loop runs (`pipelint server` does this first
+    thing, so that TileLang's import overlaps the server's own start-up: pygls, lsprotocol and
+    the plugins take 1.5 s on a quiet machine, 4.5 s at a load of 6); `Lowerer.adopt` takes it.
+    None without TileLang."""
+    if tilelang_version() is None:
+        return None
+    try:
+        return subprocess.Popen([sys.executable, "-m", "pipelint.lsp.worker"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    except OSError:
+        return None
+
+
+class _Adopted:
+    """A `subprocess.Popen` worker seen as an `asyncio.subprocess.Process` (what run_worker uses)."""
+
+    def __init__(self, popen: subprocess.Popen, stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader,
+                 stderr: asyncio.StreamReader) -> None:
+        self.popen, self.stdin, self.stdout, self.stderr = popen, stdin, stdout, stderr
+        self.pid = popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
+
+    async def wait(self) -> int:
+        return await asyncio.get_running_loop().run_in_executor(None, self.popen.wait)
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.popen.kill()
+
+    @classmethod
+    async def of(cls, popen: subprocess.Popen) -> _Adopted:
+        loop = asyncio.get_running_loop()
+        readers = []
+        for pipe in (popen.stdout, popen.stderr):
+            reader = asyncio.StreamReader(limit=1 << 20)
+            await loop.connect_read_pipe(functools.partial(asyncio.StreamReaderProtocol, reader), pipe)
+            readers.append(reader)
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, popen.stdin)
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        return cls(popen, writer, readers[0], readers[1])
 
 
 async def spawn_worker() -> asyncio.subprocess.Process:
@@ -256,9 +340,14 @@ async def run_worker(spec: dict, timeout: float, child: asyncio.subprocess.Proce
             await child.stdin.drain()
         child.stdin.close()
         reader = _Events(got)
-        while chunk := await child.stdout.read(1 << 16):
+        while not any(e.get("event") == "done" for e in events[-1:]) and (chunk := await child.stdout.read(1 << 16)):
             reader.feed(chunk)
         reader.close()
+        if events and events[-1].get("event") == "done":
+            # the result is in: the worker's own exit (an interpreter with TileLang loaded, 1-3 s
+            # on a loaded machine) is not waited for; it is ended with what it started
+            asyncio.get_running_loop().run_in_executor(None, _kill, child)
+            return
         await child.wait()
 
     drainer = asyncio.ensure_future(drain())

@@ -55,6 +55,7 @@ SEVERITY = {Severity.ERROR: lsp.DiagnosticSeverity.Error, Severity.WARNING: lsp.
 CUDA_SUFFIXES = (".cu", ".cuh")
 WAIT_FOR_ANALYSIS = 300.0           # a code action waits this long for a run in flight
 WAIT_FOR_HOVER = 1.0                # a hover waits this long, then answers from the source alone
+PAUSE_OTHERS = 2.0                  # seconds another buffer's lowering may be stopped for an analysis
 STALE = "stale"                     # the code of the diagnostic that says the others are stale
 
 
@@ -71,11 +72,11 @@ class DocState:
 
 
 class PipelintServer(LanguageServer):
-    def __init__(self, cache_dir: Path | None = None) -> None:
+    def __init__(self, cache_dir: Path | None = None, host: Any = None) -> None:
         super().__init__("pipelint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
         from ..pluginhost import load_plugins
 
-        self.host = load_plugins()
+        self.host = host if host is not None else load_plugins()    # the command line's: loaded once
         self.cache_dir = cache_dir          # --cache-dir: over [tool.pipelint] cache-dir
         self.lowerer = Lowerer(cache_dir, warm=True)
         self.docs: dict[str, DocState] = {}
@@ -87,6 +88,7 @@ class PipelintServer(LanguageServer):
 
         warm_up()                           # the processes that analyse .cu buffers fork from it
         self._tokens = itertools.count(1)
+        self.early_worker: Any = None       # a worker `pipelint server` started before the loop ran
         self._lowered: dict[str, tuple[dict | None, dict]] = {}    # path -> its last lowering, params
 
     # -------------------------------------------------------------- runs
@@ -228,7 +230,8 @@ class PipelintServer(LanguageServer):
                 await ready.wait()
                 ready.clear()
                 result = latest[0]
-                analysis = await analyse_python_in_child(path, text, result, config, dump, budgets)
+                analysis = await self._first(path, analyse_python_in_child(path, text, result, config, dump,
+                                                                             budgets))
                 if partial is not None:
                     partial(self._finish(analysis, src, result, settings), result)
 
@@ -239,7 +242,8 @@ class PipelintServer(LanguageServer):
         finally:
             publisher.cancel()
         started = time.perf_counter()
-        analysis = await analyse_python_in_child(path, text, lowered.result, config, dump, budgets)
+        analysis = await self._first(path, analyse_python_in_child(path, text, lowered.result, config, dump,
+                                                                     budgets))
         if stored is not None and lowered.result.get("kind") not in ("timeout", "crash"):
             from . import store
 
@@ -283,6 +287,20 @@ class PipelintServer(LanguageServer):
         analysis.diagnostics = out
         self._lowered[analysis.path] = (lowered, dict(settings.params))
         return analysis
+
+    async def _first(self, path: str, analysis: Any) -> Any:
+        """Await a buffer's analysis with the other buffers' lowering workers stopped for at
+        most PAUSE_OTHERS seconds (`Lowerer.pause_others`): one file's lowering does not hold
+        another's diagnostics back."""
+        paused = self.lowerer.pause_others(path)
+        if not paused:
+            return await analysis
+        resume = asyncio.get_running_loop().call_later(PAUSE_OTHERS, self.lowerer.resume, paused)
+        try:
+            return await analysis
+        finally:
+            resume.cancel()
+            self.lowerer.resume(paused)
 
     def _cache_of(self, config: Any) -> Path:
         """The project's `cache-dir` when `cachedir.choose` allows it (inside the configuration's
@@ -334,7 +352,7 @@ class PipelintServer(LanguageServer):
         if too_large is not None:
             return FileAnalysis(path, [Diagnostic(1, 0, 1, Severity.WARNING, "unreadable-file", too_large)])
         trace(f"child for {Path(path).name}")
-        checked = await check_in_child(path, text, config.plugins, budgets)
+        checked = await self._first(path, check_in_child(path, text, config.plugins, budgets))
         trace(f"child done {Path(path).name}")
         self.host.configure(config.plugins)
         return analyze_cuda(path, text, self.host, config, checked)
@@ -453,8 +471,8 @@ def suppression_edit(text: str, line: int, rule: str, cuda: bool) -> lsp.TextEdi
 
 
 # ------------------------------------------------------------------ features
-def build_server(cache_dir: Path | None = None) -> PipelintServer:
-    server = PipelintServer(cache_dir)
+def build_server(cache_dir: Path | None = None, host: Any = None) -> PipelintServer:
+    server = PipelintServer(cache_dir, host)
 
     @server.feature(lsp.INITIALIZE)
     async def initialize(ls: PipelintServer, params: lsp.InitializeParams) -> None:
@@ -468,8 +486,12 @@ def build_server(cache_dir: Path | None = None) -> PipelintServer:
 
         # TileLang's import (2 s on a quiet machine, 7 s at a load of 8) starts now, in the worker
         # that will lower the first kernel file, while the rest of the start-up runs
+        early, ls.early_worker = ls.early_worker, None
+        await ls.lowerer.adopt(early)       # started before the event loop ran, TileLang importing
         prepared = asyncio.ensure_future(ls.lowerer.prepare())
+        trace("initialize")
         await ready()       # the analysis processes' forkserver is up: no first file waits for it
+        trace("forkserver ready")
         await prepared
 
     @server.feature(lsp.INITIALIZED)
@@ -556,8 +578,18 @@ def build_server(cache_dir: Path | None = None) -> PipelintServer:
     return server
 
 
-def serve(cache_dir: str | None = None) -> int:
-    """Run the server over stdin/stdout until the client says exit."""
+def serve(cache_dir: str | None = None, host: Any = None, worker: Any = None) -> int:
+    """Run the server over stdin/stdout until the client says exit (`host`: the plugins the
+    command line loaded; `worker`: a lowering worker it started, `lowering.start_worker_now`)."""
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("PIPELINT_LSP_LOG", "WARNING").upper())
-    build_server(cache_folder(cache_dir) if cache_dir else None).start_io()
+    trace("serve")
+    server = build_server(cache_folder(cache_dir) if cache_dir else None, host)
+    server.early_worker = worker
+    try:
+        server.start_io()
+    finally:
+        if worker is not None and worker.poll() is None and server.early_worker is worker:
+            from .procs import kill_tree
+
+            kill_tree(worker.pid)      # never adopted (no initialize came)
     return 0
