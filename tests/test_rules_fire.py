@@ -1,16 +1,16 @@
-"""Every rule can fire: the rules without a planted mutant in tests/mutants get their own case."""
+"""The rules over lowered variants can fire (the sweep of `pipelint lower`, built from facts here); the
+kernel rules' cases are the folders of tests/rules/ (tests/test_rule_cases.py)."""
 from __future__ import annotations
 
 import importlib.util
 
 import pytest
+from helpers import ROOT, fixture
 
 from pipelint.cuda import parse
-from pipelint.engine import CheckOptions, run_check
 from pipelint.lowering.sweep import LoweredVariant
 from pipelint.model import KernelModel
 from pipelint.pluginhost import load_plugins
-from helpers import ROOT, fixture
 
 HOST = load_plugins()
 
@@ -36,56 +36,6 @@ def _trends(variants):
 
 def _budget(v):
     return _sweep([v], "shared-memory-budget")
-
-
-def _check(tmp_path, text: str, name: str = "k.cu"):
-    path = tmp_path / name
-    path.write_text(text)
-    report = run_check([str(path)], HOST, CheckOptions(jobs=1))
-    return {(f.rule, f.location.line) for f in report.findings}, report
-
-
-def _line_of(text: str, needle: str, start: int = 0) -> int:
-    lines = text.split("\n")
-    return next(i for i in range(start, len(lines)) if needle in lines[i]) + 1
-
-
-def test_version_mismatch_when_a_consumer_rotates_over_fewer_slots(tmp_path):
-    text = fixture("gemm_f16_sm_80_s3.cu").read_text()
-    loop = _line_of(text, "for (int k = 0;")
-    lines = text.split("\n")
-    first_read = _line_of(text, "ptx_ldmatrix_x4((&(((half_t*)A_shared)[", loop) - 1
-    lines[first_read] = lines[first_read].replace("(k % 3)", "(k % 2)")
-    hits, _ = _check(tmp_path, "\n".join(lines))
-    assert ("version-mismatch", first_read + 1) in hits
-
-
-def test_shared_overlap_when_two_live_buffers_share_bytes(tmp_path):
-    text = fixture("gemm_f16_sm_80_s3.cu").read_text()
-    moved = text.replace("buf_dyn_shmem + 24576", "buf_dyn_shmem + 8192")
-    hits, _ = _check(tmp_path, moved)
-    assert any(rule == "shared-overlap" for rule, _ in hits)
-    clean, _ = _check(tmp_path, text, "clean.cu")
-    assert not any(rule == "shared-overlap" for rule, _ in clean)
-
-
-SMALL = """extern "C" __global__ void __launch_bounds__(128, 1) k(const float* __restrict__ X, float* __restrict__ Y) {
-  __shared__ float s[512];
-  tl::cp_async_gs<16>((&(s[(((int)threadIdx.x) * 4)])), (&(X[(((int)threadIdx.x) * 4)])));
-  tl::cp_async_commit();
-%s
-}
-"""
-
-
-def test_missing_drain_at_exit_and_before_a_store(tmp_path):
-    hits, _ = _check(tmp_path, SMALL % "  Y[((int)threadIdx.x)] = 1.0f;")
-    assert ("missing-drain", 3) in hits  # still in flight when the kernel ends
-    hits, _ = _check(tmp_path, SMALL % "  s[((int)threadIdx.x)] = 0.0f;\n  tl::cp_async_wait<0>();", "store.cu")
-    assert ("missing-drain", 5) in hits  # the store hits bytes a copy is still writing
-    hits, _ = _check(tmp_path, SMALL % "  tl::cp_async_wait<0>();\n  __syncthreads();\n"
-                     "  Y[((int)threadIdx.x)] = s[((int)threadIdx.x)];", "ok.cu")
-    assert not any(rule in ("missing-drain", "missing-barrier", "wait-too-shallow") for rule, _ in hits)
 
 
 def _variant(name: str, n: int, facts: dict, model_of: str | None = None) -> LoweredVariant:
@@ -157,20 +107,3 @@ def test_budget_from_a_real_lowering(run_cli, tmp_path, monkeypatch):
     assert any(f["rule"] == "shared-memory-budget" for f in v["findings"]) and res.code == 1
 
 
-def test_version_overwrite_when_the_prefetch_distance_exceeds_the_versions(tmp_path):
-    text = fixture("gemm_f16_sm_80_s3.cu").read_text()
-    loop = _line_of(text, "for (int k = 0;")
-    lines = text.split("\n")
-    copy = _line_of(text, "tl::cp_async_gs<16>((&(((half_t*)A_shared)", loop) - 1
-    lines[copy] = lines[copy].replace("((k + 2) % 3)", "((k + 1) % 3)")
-    hits, _ = _check(tmp_path, "\n".join(lines))
-    assert ("version-overwrite", copy + 1) in hits
-
-
-def test_tma_read_before_wait_when_the_consumer_skips_its_wait(tmp_path):
-    text = fixture("gemm_f16_sm_90_s3.cu").read_text()
-    wait = _line_of(text, "mbarrier[(k_1 % 3)].wait(")
-    lines = text.split("\n")
-    del lines[wait - 1]
-    hits, _ = _check(tmp_path, "\n".join(lines))
-    assert any(rule == "tma-read-before-wait" and line > wait - 1 for rule, line in hits)
