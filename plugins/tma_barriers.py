@@ -101,6 +101,10 @@ class TxBytes(_ProtocolCheck):
             return (f"expect_tx on {_bar(f['barrier'])} announces {announced} per phase; the bytes its TMA loads "
                     f"write could not be checked (a descriptor's box is not in the kernel text and the loads do "
                     f"not tile a known slot)")
+        if f.get("read") is not None:
+            return (f"expect_tx on {_bar(f['barrier'])} announces {f['announced']} bytes{_calls(kernel, issue.event)} "
+                    f"per phase, but the wgmma reads after the phase read {f['read']} bytes that only its TMA "
+                    f"loads write: either fewer bytes are announced than land, or reads see bytes no load wrote")
         return (f"expect_tx on {_bar(f['barrier'])} announces {f['announced']} bytes{_calls(kernel, issue.event)} "
                 f"per phase, but the TMA loads that signal it write {f['loaded']} bytes")
 
@@ -113,6 +117,9 @@ class TxBytes(_ProtocolCheck):
             return ("nothing to change if the announced count is the bytes of the TMA boxes loaded per stage (each "
                     "box is the tensor map's box size times the element size); once checked, "
                     "`// pipelint: ignore[mbarrier-tx-bytes]` on the expect_tx line records it")
+        if f.get("read") is not None:
+            return (f"announce the bytes of the TMA boxes loaded per phase (at least the {f['read']} bytes read) "
+                    f"in the expect_tx at line {line}")
         return f"announce {f['loaded']} bytes in the expect_tx at line {line} (the bytes the TMA loads write)"
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
+from ..cuda import ast as A
 from .intrinsics import ARRIVE_KINDS, EXPECT_KINDS, USE_KINDS, K
 from .intrinsics import IssueKind as I
 from .protocol import BarrierState, ProtocolIssue
@@ -219,6 +220,14 @@ class MBarrierAnalysis:
             got_evs = loads.get((it, bar), [])
             sizes = [self.tma_bytes.get(id(e)) for e in got_evs]
             if got_evs and (any(s is None for s in sizes) or any(e.value is None for e in evs)):
+                announced = sum((e.value or 0) * e.mult for e in evs) if all(e.value is not None for e in evs) \
+                    else None
+                read = self.bytes_read(it, bar, got_evs) if announced is not None else None
+                if read is not None and announced is not None and read > announced:
+                    issues.append(ProtocolIssue(I.TX_BYTES, evs[0], {"barrier": bar, "announced": announced,
+                                                                     "read": read},
+                                                tuple((e, "load") for e in got_evs[:5])))
+                    continue
                 if bar not in seen_unknown:
                     seen_unknown.add(bar)
                     issues.append(ProtocolIssue(I.TX_BYTES, evs[0], {
@@ -236,6 +245,56 @@ class MBarrierAnalysis:
                     I.TX_BYTES, evs[0], {"barrier": bar, "announced": want, "loaded": got},
                     tuple((e, f"load:{s}") for s, e in zip(sizes, got_evs))[:5]))
         return issues
+
+    def bytes_read(self, it: tuple, bar: Barrier, loads: list[Event]) -> int | None:
+        """A lower bound on the bytes the TMA loads of one phase write, where their boxes are not
+        in the kernel text: the bytes their consumers then read of the slots they fill.
+
+        A slot counts when every TMA load into it signals this barrier and nothing else writes
+        its buffer (`tma_targets`): each byte read from it after the phase completed was written
+        by one of these loads, or by none (a stale read, a defect of its own).  Reads of the same
+        iteration count, or every read where the slot is filled once, before the loops.  Only reads whose
+        bytes are exact count, the wgmma operands (`model.wgmma`); their union per slot is
+        measured, never the buffer's size (the planner reuses dead buffers' bytes).  So an
+        announcement below this bound is a defect whatever the boxes are: fewer bytes announced
+        than land (the phase completes early), or reads of bytes no load of the phase writes.
+        None when no read qualifies."""
+        model = self.model
+        slots: dict[tuple, set[str]] = {}
+        for ld in loads:
+            rng = model.byte_range(ld)
+            if rng is None or ld.buffer not in self.tma_targets:
+                return None
+            slots.setdefault(rng, set()).add(ld.buffer or "")
+        once = True              # the slots are filled once, before any pipelined loop (a Q tile)
+        for ev in model.trace.all_events():
+            if ev.kind == K.TMA_LOAD and model.byte_range(ev) in slots:
+                if ev.barrier != bar:
+                    return None      # a slot some other barrier's loads fill too
+                once = once and not ev.iteration
+        spans: dict[tuple, list[tuple[int, int]]] = {}
+        for ev in model.trace.all_events():
+            if ev.kind != K.SMEM or ev.access != "read" or ev.retired or ev.extent is None \
+                    or not (once or tuple(v for _, v in ev.iteration) == it) or not (
+                    isinstance(ev.node, A.Call) and ev.node.name.startswith("tl::wgmma")):
+                continue
+            buf = model.buffers.get(ev.buffer or "")
+            rng = model.byte_range(ev)
+            if buf is None or rng not in slots:
+                continue
+            lo, hi = buf.offset + ev.extent[0], buf.offset + ev.extent[1]
+            spans.setdefault(rng, []).append((max(lo, rng[1]), min(hi, rng[2])))
+        if not spans:
+            return None
+        total = 0
+        for pieces in spans.values():
+            end = -1
+            for lo, hi in sorted(pieces):
+                lo = max(lo, end)
+                if hi > lo:
+                    total += hi - lo
+                    end = hi
+        return total
 
     def _expects_somewhere(self, bar: Barrier) -> bool:
         return bar in self._announced
