@@ -27,6 +27,7 @@ from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
 from pipelint.model.placement import contains, point, statement_before, statement_of
 from pipelint.model.threads import describe
+from pipelint.model.trace import Event
 
 RULES = (
     Rule("shared-race", "SharedRace",
@@ -122,7 +123,7 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
     undecided = [h for h in undecided if not (h.kind == H.WAW_PLAIN and h.first.node is h.second.node
                                               and id(h.first.node) in racing)]
     if undecided:
-        out.append(_undecided(kernel, path, undecided))
+        out.append(_undecided(kernel, path, undecided, parsed.source))
     return out
 
 
@@ -193,9 +194,9 @@ def _same_statement(a: A.Node, b: A.Node) -> bool:
     return a is b or contains(b.span, a.span) or contains(a.span, b.span)
 
 
-def _undecided(kernel: KernelModel, path: str, hazards: list[Hazard]) -> Finding:
+def _undecided(kernel: KernelModel, path: str, hazards: list[Hazard], source: str = "") -> Finding:
     first = min(hazards, key=lambda h: (h.second.node.span.line, h.second.node.span.column))
-    reasons = sorted({_reason(h) for h in hazards})
+    reasons = sorted({_reason(h, kernel, source) for h in hazards})
     lines = sorted({h.second.node.span.line for h in hazards})
     shown = ", ".join(map(str, lines[:8])) + (", ..." if len(lines) > 8 else "")
     return make_finding(_R["race-undecided"], path, kernel, first.second.node,
@@ -203,17 +204,63 @@ def _undecided(kernel: KernelModel, path: str, hazards: list[Hazard]) -> Finding
                         f"lines {shown}", [(h.first.node, "other access") for h in hazards[:3]])
 
 
-def _reason(h: Hazard) -> str:
+def _reason(h: Hazard, kernel: KernelModel, source: str = "") -> str:
     for ev in (h.first, h.second):
         if ev.unknown_footprint:
-            return "an index that cannot be evaluated"
+            return "an index that cannot be evaluated" + _why(ev, kernel, source)
         if ev.possible:
             return f"a call that receives a shared pointer ({_callee(ev.node)})"
+    for ev in (h.first, h.second):
+        if ev.uncertain:
+            return "accesses under a condition on data" + _why(ev, kernel, source)
     if h.first.uncertain or h.second.uncertain:
         return "accesses under a condition on data"
     if h.kind == H.WAW_PLAIN and h.first.node is h.second.node:
         return "one store by several threads whose values cannot be compared (per-thread registers or memory)"
     return "footprints the solver could not decide (an index or guard it cannot translate, or its time limit)"
+
+
+def _why(ev: Event, kernel: KernelModel, source: str) -> str:
+    """What the note names: the expression with no value, and what kind of value it is."""
+    node = ev.why
+    if node is None:
+        return ""
+    text = " ".join(_text(source, node.span).split())
+    if not text:
+        return ""
+    if len(text) > 60:
+        text = text[:57] + "..."
+    if isinstance(node, A.Index):
+        kind = "memory contents"
+    elif isinstance(node, A.Call):
+        kind = f"the value of a call to {node.name}"
+    elif isinstance(node, A.Name) and node.ident in kernel.params:
+        kind = "a kernel argument"
+    elif isinstance(node, A.Name):
+        kind = "a local with no value here"
+    else:
+        kind = "a value computed from data"
+    return f": `{text}`, {kind}"
+
+
+def _text(source: str, span: A.Span) -> str:
+    """The source text of an expression on one line (lines and columns 1-based, the end exclusive).
+    A node's span leaves out the parentheses around its parts (`((int*)s)[i]` starts at `int`), so
+    the text is widened until its brackets balance."""
+    lines = source.splitlines()
+    if not 0 < span.line == span.end_line <= len(lines):
+        return ""
+    line = lines[span.line - 1]
+    lo, hi = span.column - 1, span.end_column - 1
+    for _ in range(len(line)):
+        text = line[lo:hi]
+        if text.count("(") < text.count(")") and lo > 0:
+            lo -= 1
+        elif (text.count("(") > text.count(")") or text.count("[") > text.count("]")) and hi < len(line):
+            hi += 1
+        else:
+            break
+    return line[lo:hi]
 
 
 def _callee(node: A.Node) -> str:

@@ -68,3 +68,14 @@ def test_wgmma_operands_are_their_tiles():
         assert hi - lo == 8192 and lo % 8192 == 0, (e.buffer, e.extent)
     # every issued read is retired by the warpgroup_wait<0> of its k step, once
     assert len([e for e in reads if e.retired]) == len(issued)
+
+
+def test_an_index_read_from_memory_is_undecided_and_named():
+    """`S[Idx[tx]] = ...` then `... = S[tx]` without the barrier TileLang put between them: whether
+    two threads meet depends on Idx's contents, so it is a note, never an error, and the note names
+    the expression and what it is (issue 31: "the note names that expression")."""
+    report = run_check([str(HANDWRITTEN / "scatter_gather_nobarrier.cu")], HOST, CheckOptions(jobs=1))
+    found = [(f.rule, f.severity.value, f.location.line) for f in report.findings]
+    assert found == [("race-undecided", "note", 27)]
+    assert "`Idx[((int64_t)((int)threadIdx.x))]`, memory contents" in report.findings[0].message
+    assert _findings(KERNELS / "scatter_gather_sm_80_s0.cu") == []

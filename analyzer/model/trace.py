@@ -124,6 +124,7 @@ class Event:
     once: tuple[int, ...] = ()            # loops walked once around it (their iterations run unordered)
     internal: bool = False                # a barrier inside a modelled template: not the user's to remove
     retired: bool = False                 # a wgmma's read again where its group is waited for
+    why: A.Node | None = field(default=None, compare=False)   # what left the footprint or threads unknown
 
     @property
     def where(self) -> str:
@@ -532,6 +533,7 @@ class _RoleWalker:
         # so footprints are enumerated over those points only.
         self.guards: list[tuple[A.Expr, bool]] = []
         self.uncertain = 0        # > 0: under a condition on data (which threads run it is unknown)
+        self.uncertain_conds: list[A.Expr] = []    # those conditions, innermost last
         self.once_stack: list[int] = []    # loops walked once (no barrier inside) around the statement
         self.loop_stack: list[tuple[str, int]] = []
         # Value ranges for footprints: every thread of the role, and the variables
@@ -637,9 +639,11 @@ class _RoleWalker:
             masks = self.b.thread_masks(cond, env, self.active, loop_vars)
             if masks is None:          # undecidable per thread (reads memory): some threads, unknown
                 self.uncertain += 1
+                self.uncertain_conds.append(cond)
                 self.guarded_walk(s.then, cond, True, env, mult, it)
                 if s.other is not None:
                     self.guarded_walk(s.other, cond, False, env, mult, it)
+                self.uncertain_conds.pop()
                 self.uncertain -= 1
                 return
             taken, skipped = masks
@@ -659,9 +663,11 @@ class _RoleWalker:
             return
         # a condition on data: which threads take which branch is unknown
         self.uncertain += 1
+        self.uncertain_conds.append(cond)
         self.stmt(s.then, env, mult, it, guarded)
         if s.other is not None:
             self.stmt(s.other, env, mult, it, guarded)
+        self.uncertain_conds.pop()
         self.uncertain -= 1
 
     def guarded_walk(self, body: A.Node, cond: A.Expr, polarity: bool, env: dict, mult: int,
@@ -805,11 +811,14 @@ class _RoleWalker:
                 # can be enumerated; else the interval over every lane, which holds them)
                 extent = _rows_extent(recipe, self.b.eval) or extent
         is_global = kind == K.GLOBAL
+        why = _culprit(ref.index, env, self.ranges) if unknown and ref.index is not None else (
+            (_culprit(self.uncertain_conds[-1], env, self.ranges) or self.uncertain_conds[-1])
+            if self.uncertain_conds else None)
         self.events.append(Event(kind, node, self.index, mult, it, access, None if is_global else ref.buffer,
                                  offset, site, guarded=guarded, possible=possible, extent=extent,
                                  lanes=recipe, threads=self.mask, unknown_footprint=unknown,
                                  uncertain=self.uncertain > 0, once=tuple(self.once_stack),
-                                 space=ref.buffer[len("global:"):] if is_global else None, **extra))
+                                 space=ref.buffer[len("global:"):] if is_global else None, why=why, **extra))
 
     def extent(self, index: A.Expr | None, elem: int, width: int, env: dict) -> tuple[int, int] | None:
         """Bytes [lo, hi) the access touches over all threads of the role and once-walked loops."""
@@ -1258,6 +1267,25 @@ def _strip_cast(e: A.Expr) -> A.Expr:
     while isinstance(e, A.Cast):
         e = e.operand
     return e
+
+
+def _culprit(index: A.Expr, env: dict, ranges: dict) -> A.Node | None:
+    """The part of an index that has no value here, for the note that says what was not decided:
+    a read of memory (`idx[i]`), a call that is not index arithmetic, or a name with no value (a
+    kernel argument, a local computed from data).  Outermost first, in source order."""
+    callees = {id(n.callee) for n in index.walk() if isinstance(n, A.Call)}
+    for node in index.walk():
+        if id(node) in callees:
+            continue
+        if isinstance(node, A.Index):
+            return node
+        if isinstance(node, A.Call) and thread_index_call(node) is None and node.name not in ("max", "min"):
+            return node
+        if isinstance(node, (A.Member, A.Cast)) and builtin_name(node):
+            continue
+        if isinstance(node, A.Name) and not node.scope and node.ident not in env and node.ident not in ranges:
+            return node
+    return None
 
 
 def _names_in(args: tuple) -> list[str]:
