@@ -222,6 +222,7 @@ class PipelintServer(LanguageServer):
         ready = asyncio.Event()
 
         def progress(result: dict) -> None:
+            trace(f"variant lowered {Path(path).name}")
             latest[:] = [result]
             ready.set()
 
@@ -234,6 +235,7 @@ class PipelintServer(LanguageServer):
                                                                              budgets))
                 if partial is not None:
                     partial(self._finish(analysis, src, result, settings), result)
+                    trace(f"published the first variants of {Path(path).name}")
 
         publisher = asyncio.ensure_future(publish_partial())
         try:
