@@ -118,11 +118,13 @@ def test_tilelang_errors_explained():
 def test_notes_for_a_kernel_lowered_only_as_written_and_a_file_without_kernels():
     src = scan(GEMM.replace("num_stages=num_stages)", "num_stages=4)"))
     lowered = {"ok": True, "kernels": [{"name": "matmul", "kind": "factory", "stage_param": None, "variants": []}]}
-    [note] = facts.notes(src, lowered, as_written=True)
+    [note] = facts.notes(src, lowered)
     assert note.line == src.kernels["matmul"][0] and "num_stages=4" in note.message
-    assert facts.notes(src, lowered, as_written=False) == []          # num-stages set: the annotation is rewritten
-    assert facts.notes(src, {**lowered, "partial": True}, True) == []
-    [none] = facts.notes(src, {"ok": True, "kernels": []}, True)
+    assert facts.notes(src, {**lowered, "partial": True}) == []
+    with_param = {"ok": True, "kernels": [{"name": "matmul", "kind": "factory", "stage_param": "num_stages",
+                                           "variants": []}]}
+    assert facts.notes(src, with_param) == []
+    [none] = facts.notes(src, {"ok": True, "kernels": []})
     assert none.line == 1 and "no kernel" in none.message
 
 

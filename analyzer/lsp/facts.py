@@ -358,10 +358,10 @@ class Note:
     information: bool = False    # else a hint (the faintest severity)
 
 
-def notes(src: PySource, lowered: dict | None, as_written: bool) -> list[Note]:
-    """A kernel lowered only as written because it has no num_stages parameter (`as_written`:
-    the `lower` table asks for no other stage count; with one, set_num_stages rewrites the
-    loop annotation instead), and a TileLang file in which no kernel was found."""
+def notes(src: PySource, lowered: dict | None) -> list[Note]:
+    """A kernel factory lowered only as written because it has no num_stages parameter (the
+    worker lowers it once per target, whatever `num-stages` the `lower` table asks for, as
+    `pipelint lower` does), and a TileLang file in which no kernel was found."""
     if not lowered or not lowered.get("ok") or lowered.get("partial"):
         return []
     kernels = lowered.get("kernels") or []
@@ -371,7 +371,7 @@ def notes(src: PySource, lowered: dict | None, as_written: bool) -> list[Note]:
                            "@tilelang.jit and @autotune objects, and public functions whose body builds one "
                            "(a T.prim_func or T.Kernel)", information=True))
     for k in kernels:
-        if k.get("kind") not in ("factory", "jit", "autotune") or k.get("stage_param") or not as_written:
+        if k.get("kind") not in ("factory", "jit", "autotune") or k.get("stage_param"):
             continue
         line = src.kernels.get(k.get("name", ""), (1, 1))[0]
         written = next((lp.num_stages for lp in src.loops if lp.kernel == k.get("name") and lp.num_stages is not None),
@@ -382,8 +382,8 @@ def notes(src: PySource, lowered: dict | None, as_written: bool) -> list[Note]:
                            None)
         shown = f" (num_stages={written} in its T.Pipelined)" if written is not None else ""
         out.append(Note(line, f"{k.get('name')} takes no num_stages parameter: lowered as written{shown}, so only "
-                              "that stage count was checked; [tool.pipelint.lower] num-stages sets other counts on "
-                              "its T.Pipelined loops"))
+                              "that stage count was checked (a num_stages parameter lets [tool.pipelint.lower] "
+                              "num-stages set others)"))
     return out
 
 

@@ -283,7 +283,7 @@ class PipelintServer(LanguageServer):
             if d.rule == LOWERING_FAILED:      # the rule's generic help, made specific
                 d = replace(d, help=explain(d.message))
             out.append(d)
-        for note in notes(src, lowered, tuple(settings.stages) == (None,)):
+        for note in notes(src, lowered):
             out.append(Diagnostic(note.line, 0, 1, Severity.NOTE, "stages-as-written" if not note.information
                                   else "no-kernel", note.message))
         analysis.diagnostics = out

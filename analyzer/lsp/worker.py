@@ -331,10 +331,19 @@ def lower_file(spec: dict, emit: Emit | None = None) -> dict:
         emit({"event": "kernels", "kernels": [{**k, "variants": []} for k in kernels]})
     budgets = spec.get("budgets") or {}
     _cpu_backstop(budgets, len(found) * len(spec["variants"]))
+    done: set[tuple[str, str]] = set()
     for arch, n in spec["variants"]:
         for (name, obj, kind, params, written), record in zip(found, kernels):
+            stages = n
+            if kind != "prim_func" and record["stage_param"] is None:
+                # no num_stages parameter (issue 39): lowered as written, once per target, as
+                # `pipelint lower` does; the server's note says only that stage count was checked
+                if (name, arch) in done:
+                    continue
+                done.add((name, arch))
+                stages = None
             started = time.process_time(), time.perf_counter()
-            variant = _variant(obj, kind, params, arch, n, written, budgets)
+            variant = _variant(obj, kind, params, arch, stages, written, budgets)
             variant["seconds"] = round(time.perf_counter() - started[1], 3)
             variant["cpu_seconds"] = round(time.process_time() - started[0], 3)
             record["variants"].append(variant)
