@@ -142,7 +142,26 @@ def test_readme_setup_is_what_ci_runs():
     for cmd in install:
         assert cmd in ci, cmd
     assert lower == SETUP_LOWER         # run by test_readme_usage_block_in_the_clone
-    assert commands(tests) == [".venv/bin/python -m pytest"] and ".venv/bin/python -m pytest\n" in ci
+    # "Run the tests": the quick set, then the full set (issue 34); `.ci/run` runs both, quick first
+    assert commands(tests) == [QUICK_TESTS, FULL_TESTS]
+    assert ci.index(QUICK_TESTS + "\n") < ci.index(FULL_TESTS + "\n")
+
+
+QUICK_TESTS = '.venv/bin/python -m pytest -p tests.testsets -m "not slow and not tilelang and not recipes"'
+FULL_TESTS = ".venv/bin/python -m pytest -p tests.testsets"
+
+
+def test_the_quick_set_leaves_out_exactly_the_long_tests():
+    """`tests/testsets.py` marks what it lists `slow`; every listed test still exists (a renamed
+    slow test would silently join the quick set)."""
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.testsets", "-o", "addopts=",
+                          "--collect-only", "-q", "-m", "slow"], cwd=ROOT, capture_output=True, text=True)
+    collected = {line.strip() for line in out.stdout.splitlines() if "::" in line}
+    sys.path.insert(0, str(ROOT))
+    from tests.testsets import SLOW
+
+    for node in SLOW:
+        assert node in collected or any(c.startswith(node + "[") for c in collected), node
 
 
 def test_readme_wheel_from_a_clone(clone, env):

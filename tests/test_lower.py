@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import time
 
 import pytest
-
 from helpers import ROOT
 
 pytestmark = [pytest.mark.tilelang, pytest.mark.skipif(importlib.util.find_spec("tilelang") is None,
@@ -260,3 +260,31 @@ def test_two_loop_softmax_loops_failures_and_counts(lower, run_cli, tmp_path, mo
     assert any(line.endswith("[sm_80 s2, s3]") for line in lines)
     assert sum("lowering-failed" in line for line in lines) == 1
     assert run_cli("check", dump, "--no-cache", "--ignore", "lowering-failed").code == 0
+
+
+def test_cache_follows_an_imported_tile_size_and_a_copied_file(lower, tmp_path):
+    """Issue 39: the lowering cache covers the modules a kernel imports (the tile size in
+    tiles.py) and the file's path (issue 34: a copy's CUDA names the copy, not the original)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "tiles.py").write_text("BLOCK_K = 64\n")
+    source = GEMM.read_text().replace("import tilelang.language as T\n",
+                                      "import tilelang.language as T\nfrom tiles import BLOCK_K\n")
+    (project / "k.py").write_text(source.replace("block_K=32", "block_K=BLOCK_K"))
+    args = ("--num-stages", "2", "--arch", "sm_80", "--format", "json")
+
+    def smem(path):
+        res = lower(path, *args)
+        assert res.code == 0, res.err
+        return res.json["variants"][0]
+
+    assert smem(project / "k.py")["shared_bytes"] == 65536
+    (project / "tiles.py").write_text("BLOCK_K = 32\n")
+    edited = smem(project / "k.py")
+    assert edited["shared_bytes"] == 32768 and not edited["cached"]
+    clone = tmp_path / "clone"
+    shutil.copytree(project, clone)
+    copied = lower(clone / "k.py", *args, "--primary-location", "python", "--dump-dir", tmp_path / "dump")
+    assert not copied.json["variants"][0]["cached"]
+    cuda = (tmp_path / "dump" / "matmul_sm_80_s2.cu").read_text()
+    assert str(clone / "k.py") in cuda and str(project / "k.py") not in cuda
