@@ -8,7 +8,7 @@ viewers and the text reporter show both).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .cuda import ast as A
 from .cuda.linemap import is_tilelang_internal
@@ -94,6 +94,12 @@ class Check:
     @property
     def id(self) -> str:
         return self.rule.id
+
+    def refine(self, finding: Finding, variant: Any) -> Finding | None:
+        """One of this rule's findings on a variant `pipelint lower` produced, given what the
+        lowering knows besides the CUDA (`variant.facts`: the IR's shapes, the TMA boxes): the
+        finding kept, changed, or None when the facts settle it.  By default it is kept."""
+        return finding
 
 
 class KernelCheck(Check):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
-from .findings import FileResult, Report
+from .findings import FileResult, Finding, Report
 from .report.escape import visible
 from .settings import Overrides, Settings
 
@@ -262,7 +262,7 @@ def analyze_variants(kernel: str, variants: list, host: PluginHost, dump: Path, 
             lv.dumped = keep_paths
             result, findings, errors, models = analyze_source(str(path), v.result["cuda"], host, enabled)
             lv.model = models[0] if models else None
-            lv.findings = [_rename(f, lv.path) for f in findings]
+            lv.findings = _refined(host, lv, [_rename(f, lv.path) for f in findings])
             report.files.append(result)
             report.errors.extend(errors)
         lowered.append(lv)
@@ -274,6 +274,22 @@ def analyze_variants(kernel: str, variants: list, host: PluginHost, dump: Path, 
     for lv in lowered:
         report.findings.extend(lv.findings)
     return lowered
+
+
+def _refined(host: PluginHost, lv: LoweredVariant, findings: list) -> list:
+    """Each finding as its check refines it with the lowering's facts (`Check.refine`); a check
+    that fails to refine keeps its finding."""
+    out = []
+    for f in findings:
+        check = host.checks.get(f.rule)
+        refined: Finding | None = f
+        try:
+            refined = check.refine(f, lv) if check is not None else f
+        except Exception:  # noqa: BLE001 - the finding as the kernel check gave it
+            refined = f
+        if refined is not None:
+            out.append(refined)
+    return out
 
 
 def _rename(f, path):

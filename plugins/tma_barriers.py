@@ -8,10 +8,13 @@ load race with the reads of the slot it overwrites.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pipelint import hookimpl
 from pipelint.checks import KernelCheck, make_finding
 from pipelint.cuda import ast as A
 from pipelint.findings import Finding, Rule, Severity
+from pipelint.lowering.sweep import LoweredVariant
 from pipelint.model import Event, KernelModel
 from pipelint.model.intrinsics import EXPECT_KINDS
 from pipelint.model.intrinsics import EventKind as K
@@ -89,6 +92,28 @@ class TxBytes(_ProtocolCheck):
         return self.finding(path, kernel, issue.event.node, self.message(kernel, issue), related,
                             help=self.help(kernel, issue), severity=Severity.NOTE if f.get("unknown") else None,
                             at=point(statement_of(kernel.func, issue.event.node)) if f.get("missing") else None)
+
+    def refine(self, finding: Finding, variant: LoweredVariant) -> Finding | None:
+        """In `pipelint lower` the descriptors' boxes are known (`tma_box_bytes`): a byte count the
+        kernel text could not check is checked against them; it goes when it holds, and is an
+        error naming the boxes when it does not."""
+        boxes, kernel = (variant.facts or {}).get("tma_box_bytes") or {}, variant.model
+        issue = _unchecked(kernel, finding) if boxes and kernel is not None else None
+        if issue is None:
+            return finding
+        want, loads = issue.facts["announced"], _phase_loads(kernel, issue.event)
+        names = [n for ev in loads if (n := _descriptor(ev)) is not None and n in boxes]
+        if not loads or len(names) != len(loads):
+            return finding
+        got = sum(boxes[n] * ev.mult for n, ev in zip(names, loads))
+        if got == want:
+            return None         # checked against the boxes: it holds
+        line = issue.event.node.span.line
+        return replace(finding, severity=self.rule.severity,
+                       message=f"expect_tx on {_bar(issue.facts['barrier'])} announces {want} bytes"
+                               f"{_calls(kernel, issue.event)} per phase, but the TMA loads that signal it write "
+                               f"{got} bytes (the boxes of {', '.join(sorted(set(names)))}, from the lowering)",
+                       help=f"announce {got} bytes in the expect_tx at line {line} (the bytes the TMA boxes deliver)")
 
     def message(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
         f = issue.facts
@@ -349,6 +374,33 @@ def pipelint_rules() -> tuple[Rule, ...]:
 @hookimpl
 def pipelint_checks() -> tuple[KernelCheck, ...]:
     return CHECKS
+
+
+def _unchecked(kernel: KernelModel, finding: Finding) -> ProtocolIssue | None:
+    """The protocol issue behind a `mbarrier-tx-bytes` note whose announced count is known but
+    whose loads' bytes are not (None for any other finding)."""
+    if finding.severity != Severity.NOTE:
+        return None
+    return next((i for i in kernel.mbarrier.issues if i.kind == I.TX_BYTES and i.facts.get("unknown")
+                 and i.facts.get("announced") is not None and i.event.node.span.line == finding.location.line),
+                None)
+
+
+def _phase_key(ev: Event) -> tuple:
+    return (tuple(v for _, v in ev.iteration), ev.barrier)
+
+
+def _phase_loads(kernel: KernelModel, expect: Event) -> list[Event]:
+    """The TMA loads that signal the barrier of an expect_tx in its phase (the same iteration)."""
+    key = _phase_key(expect)
+    return [ev for ev in kernel.trace.all_events()
+            if ev.kind == K.TMA_LOAD and ev.barrier is not None and _phase_key(ev) == key]
+
+
+def _descriptor(load: Event) -> str | None:
+    """The tensor map a TMA load reads through (its first argument), by name."""
+    args = getattr(load.node, "args", None)
+    return getattr(args[0], "ident", None) if args else None
 
 
 def _calls(kernel: KernelModel, expect: Event) -> str:

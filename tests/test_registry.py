@@ -166,6 +166,30 @@ def test_check_text_and_check_files_give_the_same_report(tmp_path):
     assert a == b and any(f.rule == "redundant-wait" for f in a)
 
 
+def test_lowering_facts_check_the_byte_count_the_kernel_text_could_not(tmp_path):
+    """`mbarrier-tx-bytes` on a variant of `pipelint lower`: the descriptors' boxes settle the note."""
+    from pipelint.session import analyze_variants
+
+    cuda = fixture("causal_attn_sm_90_s2.cu").read_text()
+
+    class Lowered:          # what the lowering driver hands over for one variant
+        arch, num_stages, ok, error, error_kind, cached, seconds = "sm_90", 2, True, None, None, False, 0.0
+
+        def __init__(self, boxes: dict[str, int]) -> None:
+            self.result = {"cuda": cuda, "tma_box_bytes": boxes}
+
+    def tx(boxes: dict[str, int]) -> list:
+        lowered = analyze_variants("causal", [Lowered(boxes)], HOST, tmp_path, Report(rules=dict(HOST.rules)))
+        return [f for f in lowered[0].findings if f.rule == "mbarrier-tx-bytes"]
+
+    (note,) = tx({})                            # no facts: the kernel text alone, a note
+    assert note.severity.value == "note" and "could not be checked" in note.message
+    assert "pipelint lower" not in note.help    # nothing that contradicts itself in lower's output
+    assert tx({"Q_desc": 8192, "K_desc": 8192, "V_desc": 8192}) == []     # the boxes add up: checked
+    (wrong,) = tx({"Q_desc": 4096, "K_desc": 4096, "V_desc": 4096})
+    assert wrong.severity.value == "error" and "write 4096 bytes (the boxes of Q_desc" in wrong.message
+
+
 def test_settings_are_resolved_once_and_frozen():
     session = Session.open(HOST, overrides=Overrides(select=("barriers",), ignore=("redundant-barrier",),
                                                      fail_on="error"))
