@@ -225,6 +225,9 @@ def _why(ev: Event, kernel: KernelModel, source: str) -> str:
     node = ev.why
     if node is None:
         return ""
+    if ev.uncertain and not ev.unknown_footprint:      # a condition: the memory read or call in it
+        node = next((n for n in node.walk() if isinstance(n, A.Index) or (
+            isinstance(n, A.Call) and n.name not in ("max", "min"))), node)
     text = " ".join(_text(source, node.span).split())
     if not text:
         return ""

@@ -263,7 +263,7 @@ def test_over_announced_expect_tx_is_the_byte_count_not_a_hang(tmp_path):
     found = _check(tmp_path, "tx-double", "\n".join(lines))
     first_expect = _find(lines, r"expect_transaction\(|arrive_and_expect_tx\(")
     assert exact(found) == [("mbarrier-tx-bytes", "error", first_expect + 1)]
-    assert "announces 24576 bytes per phase" in found[0].message and "write 16384 bytes" in found[0].message
+    assert "announces 24576 bytes (8192 + 16384) per phase" in found[0].message and "write 16384 bytes" in found[0].message
 
 
 # ---------------------------------------------------------------- a role's reads: released by its own arrive

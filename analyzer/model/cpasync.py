@@ -106,6 +106,7 @@ class _Sim:
         self.merged: dict[int, tuple[Event, Event | None]] = {}   # group -> (last copy before the
                                                                    # missing commit, first one after)
         self.order: dict[int, int] = {}         # event identity -> position in the role's trace
+        self.unfenced: list[list] = []          # [event, fenced, warp mask] of the reads since a barrier
 
     def ranges(self, ev: Event, create: bool) -> list[_Range]:
         """The pieces of shared memory an event touches.
@@ -323,10 +324,9 @@ class _Sim:
             if w.complete:
                 w.visible = True
         self.writes = [w for w in self.writes if not w.visible]
-        for entries in self.spaces.values():
-            for r in entries:
-                for reader in r.readers:
-                    reader[1] = True
+        for reader in self.unfenced:            # every reader recorded since the last barrier
+            reader[1] = True
+        self.unfenced = []
 
     on_named_sync = on_sync
 
@@ -342,11 +342,8 @@ class _Sim:
         for w in self.writes:
             if w.complete and not w.visible:
                 w.warp = mask if w.warp is None else w.warp & mask
-        for entries in self.spaces.values():
-            for r in entries:
-                for reader in r.readers:
-                    if not reader[1]:
-                        reader[2] = mask if reader[2] is None else reader[2] & mask
+        for reader in self.unfenced:
+            reader[2] = mask if reader[2] is None else reader[2] & mask
 
     def on_cp_async_arrive(self, ev: Event) -> None:
         """cp.async.mbarrier.arrive: the thread's pending copies are tracked by an mbarrier
@@ -427,7 +424,9 @@ class _Sim:
             elif w is not None and not w.visible and self.plain:
                 self.hazard(H.RAW_PLAIN, w.event, ev, warp=w.warp)
             r.consumed = True
-            r.readers.append([ev, False, None])
+            reader: list = [ev, False, None]
+            r.readers.append(reader)
+            self.unfenced.append(reader)
 
     def _vague(self, ev: Event, pieces: list[_Range]) -> bool:
         """A read of unknown footprint (an MMA through a descriptor) over an unversioned

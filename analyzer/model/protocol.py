@@ -97,6 +97,7 @@ class Reader:
     event: Event
     releases: list[tuple] = field(default_factory=list)   # (barrier, phase) | ("sync", key, group)
     _seen: set = field(default_factory=set)
+    _syncs: int = 0                  # how many of `releases` are barrier rendezvous
 
     def release(self, rel: tuple) -> None:
         """Record a release after the read; the first arrival on each barrier is the one
@@ -106,10 +107,11 @@ class Reader:
         key = rel[0] if rel[0] != "sync" else rel
         if key in self._seen:
             return
-        syncs = sum(1 for x in self.releases if x[0] == "sync")
-        if len(self.releases) - syncs < MAX_RELEASES if rel[0] != "sync" else syncs < MAX_RELEASES:
+        sync = rel[0] == "sync"
+        if (self._syncs if sync else len(self.releases) - self._syncs) < MAX_RELEASES:
             self._seen.add(key)
             self.releases.append(rel)
+            self._syncs += sync
 
 
 @dataclass

@@ -811,9 +811,10 @@ class _RoleWalker:
                 # can be enumerated; else the interval over every lane, which holds them)
                 extent = _rows_extent(recipe, self.b.eval) or extent
         is_global = kind == K.GLOBAL
+        # what the note of an undecided pair names: the index part with no value, or the condition
+        # on data (the plugin names the memory read in it)
         why = _culprit(ref.index, env, self.ranges) if unknown and ref.index is not None else (
-            (_culprit(self.uncertain_conds[-1], env, self.ranges) or self.uncertain_conds[-1])
-            if self.uncertain_conds else None)
+            self.uncertain_conds[-1] if self.uncertain_conds else None)
         self.events.append(Event(kind, node, self.index, mult, it, access, None if is_global else ref.buffer,
                                  offset, site, guarded=guarded, possible=possible, extent=extent,
                                  lanes=recipe, threads=self.mask, unknown_footprint=unknown,
@@ -1005,7 +1006,7 @@ class _RoleWalker:
         for pos, is_a in operands:
             if pos >= len(c.node.args):
                 continue
-            for name in _names_in((c.node.args[pos],)):
+            for name in _names_of(c.node.args[pos]):      # memoised per node; sorted, hash-seed free
                 if name not in self.descriptors:
                     continue
                 buf, off = self.descriptors[name]
