@@ -60,8 +60,25 @@ def shown(report: Report) -> list[Shown]:
     if not python_primary(report):
         return [Shown(f) for f in findings]
     sources = _Sources()
-    rendered = [_in_python_terms(f, sources) for f in findings]
+    rendered = [_in_python_terms(_near(f), sources) for f in findings]
     return _grouped(rendered)
+
+
+def _near(f: Finding) -> Finding:
+    """The Python locations of a finding relative to the current folder when they lie under it:
+    TileLang writes the kernel file's absolute path in `#line`."""
+    def near(loc: Location) -> Location:
+        if not loc.path.endswith(".py") or not os.path.isabs(loc.path):
+            return loc
+        try:
+            rel = os.path.relpath(loc.path)
+        except ValueError:
+            return loc
+        return loc if rel.startswith(os.pardir) else replace(loc, path=rel)
+
+    located = near(f.location)
+    related = tuple(near(r) for r in f.related)
+    return f if located is f.location and related == f.related else replace(f, location=located, related=related)
 
 
 def shown_findings(report: Report) -> list[Finding]:
