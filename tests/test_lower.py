@@ -288,3 +288,6 @@ def test_cache_follows_an_imported_tile_size_and_a_copied_file(lower, tmp_path):
     assert not copied.json["variants"][0]["cached"]
     cuda = (tmp_path / "dump" / "matmul_sm_80_s2.cu").read_text()
     assert str(clone / "k.py") in cuda and str(project / "k.py") not in cuda
+    # a run in the second checkout names only the second checkout, in every location it reports
+    assert str(project) not in copied.out
+    assert all(str(project) not in r["path"] for f in copied.json["findings"] for r in [f, *f["related"]])
