@@ -81,6 +81,7 @@ class KernelModel:
         assert func.body is not None
         self.func = func
         self.name = func.name
+        self._byte_ranges: dict[tuple[int, bool], tuple[Event, tuple[str, int, int] | None]] = {}
         self.lines = lines
         self.implausible: list[tuple[A.Node, str]] = []   # input values analysed in a bounded way
         self.threads = self._threads()
@@ -210,7 +211,17 @@ class KernelModel:
 
         `precise` narrows an unversioned buffer to the bytes the access's threads
         really touch (its footprint), for analyses that handle partial overlaps.
+        Memoised per event (each simulation asks it of every access, every barrier trial).
         """
+        key = (id(ev), precise)
+        hit = self._byte_ranges.get(key)
+        if hit is not None and hit[0] is ev:
+            return hit[1]
+        found = self._byte_range(ev, precise)
+        self._byte_ranges[key] = (ev, found)
+        return found
+
+    def _byte_range(self, ev: Event, precise: bool) -> tuple[str, int, int] | None:
         buf = self.buffers.get(ev.buffer or "")
         if buf is None:
             return None

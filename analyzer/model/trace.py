@@ -1087,9 +1087,12 @@ class _RoleWalker:
             done = self.wgmma_groups[:len(self.wgmma_groups) - keep] if keep else self.wgmma_groups
             self.wgmma_groups = self.wgmma_groups[len(done):]
             pending = {id(ev) for group in self.wgmma_groups for ev in group}
-            for ev in dict.fromkeys(ev for group in done for ev in group):
-                if id(ev) not in pending:       # every iteration's group of it retired
-                    self.events.append(replace(ev, retired=True))
+            seen: set[int] = set()
+            for group in done:
+                for ev in group:
+                    if id(ev) not in pending and id(ev) not in seen:    # every iteration's group retired
+                        seen.add(id(ev))
+                        self.events.append(replace(ev, retired=True))
         self.on_plain(c)
 
     def on_shared_pointer(self, c: _Call) -> None:
