@@ -8,7 +8,10 @@ A case is one file in the rule's folder:
 * `NAME.ref`: the path (under `tests/`) of a kernel on its first line, then `expect LINE`
   lines (or the `// expect:` markers of that file);
 * `NAME.edit`: the same, with edits applied first: `at LINE: OLD => NEW` (on that line),
-  `at LINE: delete` (the line goes; later lines move up) or `all: OLD => NEW` (everywhere).
+  `at LINE: delete` (the line goes; later lines move up) or `all: OLD => NEW` (everywhere);
+* `NAME.variants`: lowered variants of one kernel for the sweep's rules (`pipelint lower`), as
+  JSON: `{"variants": [{"num_stages", "arch", "ok", "error", "facts", "model_of"}], "expect": N}`,
+  `model_of` a fixture kernel whose model the variant carries; N findings of the rule.
 
 A case where the rule is expected somewhere is positive; one with no line for the rule is
 negative (the rule must not fire on it: a clean twin).  The rule's findings on a case must be
@@ -23,6 +26,7 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 CASES = TESTS / "rules"
+KINDS = (".cu", ".mutant", ".ref", ".edit", ".variants")
 EXPECT = re.compile(r"//\s*expect:\s*([\w\-, ]+)")
 
 
@@ -60,6 +64,11 @@ def load(rule: str, file: Path) -> Case:
         m = getattr(mutate, lines[0].strip())()
         also = {int(w.split()[1]) for w in lines[1:] if w.startswith("expect ")}
         return Case(rule, file, m.text, m.name + ".cu", frozenset({m.line} | also if m.rule == rule else also))
+    if file.suffix == ".variants":
+        import json
+
+        text = file.read_text()
+        return Case(rule, file, text, file.name, frozenset(range(1, json.loads(text)["expect"] + 1)))
     lines = file.read_text().split("\n")
     target = TESTS / lines[0].strip()
     text = _edited(target.read_text(), lines[1:]) if file.suffix == ".edit" else target.read_text()
@@ -89,7 +98,26 @@ def cases(rule: str, root: Path = CASES) -> list[Case]:
     folder = root / rule
     if not folder.is_dir():
         return []
-    return [load(rule, f) for f in sorted(folder.iterdir()) if f.suffix in (".cu", ".mutant", ".ref", ".edit")]
+    return [load(rule, f) for f in sorted(folder.iterdir()) if f.suffix in KINDS]
+
+
+def variants(case: Case) -> list:
+    """The `LoweredVariant`s of a `.variants` case."""
+    import json
+
+    from pipelint.cuda import parse
+    from pipelint.lowering.sweep import LoweredVariant
+    from pipelint.model import KernelModel
+
+    out = []
+    for v in json.loads(case.text)["variants"]:
+        model = None
+        if v.get("model_of"):
+            parsed = parse((TESTS / "fixtures" / "kernels" / v["model_of"]).read_text())
+            model = KernelModel(parsed.unit.kernels()[0], parsed.lines, parsed.registry)
+        out.append(LoweredVariant(v.get("kernel", "k"), v.get("arch", "sm_80"), v["num_stages"], v.get("ok", True),
+                                  v.get("error"), v.get("facts", {}), model=model))
+    return out
 
 
 def all_cases(root: Path = CASES) -> list[Case]:
