@@ -56,6 +56,8 @@ def _drop_barrier_after_wait(code, target):
 tilelang.engine.callback.register_cuda_postproc(_drop_barrier_after_wait)
 '''
 ONE = '[tool.pipelint.lower]\narch = ["sm_80"]\n'
+# two kernels in one file: the second one a copy of the first under another name
+TWO = GEMM + "\n\n" + GEMM[GEMM.index("def matmul("):].replace("def matmul(", "def matmul_b(")
 PUBLISHED: list = []
 
 
@@ -74,6 +76,7 @@ def workspace(tmp_path_factory) -> Path:
     both.mkdir()
     (both / "pyproject.toml").write_text('[tool.pipelint.lower]\narch = ["sm_80", "sm_90"]\n')
     (both / "race.py").write_text(GEMM + PLANT)
+    (ws / "two.py").write_text(TWO)
     small = ws / "small"
     small.mkdir()
     (small / "pyproject.toml").write_text("[tool.pipelint]\nmax-file-size = 0.001\n")     # 1 KB
@@ -232,3 +235,30 @@ async def test_python_buffer_over_max_file_size_is_not_lowered(client, workspace
     uri = open_file(client, workspace / "small" / "gemm.py")
     [d] = await diagnostics(uri, 1, timeout=30)
     assert d.code == "unreadable-file" and "max-file-size" in d.message
+
+
+async def test_an_edit_inside_one_kernel_lowers_only_that_kernel_again(client, workspace):
+    """Before: any code edit lowered every kernel of the file again."""
+    async def said(count: int) -> str:           # the server's log message once the file is checked
+        for _ in range(4000):
+            found = [m.message for m in client.log_messages if "two.py:" in m.message and "diagnostic(s)" in m.message]
+            if len(found) >= count:
+                return found[count - 1]
+            await asyncio.sleep(0.05)
+        raise AssertionError("no log message for two.py")
+
+    uri = open_file(client, workspace / "two.py")
+    first = await said(1)
+    assert "matmul sm_80" in first and "matmul_b sm_80" in first, first
+    edited = TWO.replace("def matmul_b(M=1024, N=1024, K=1024, block_M=128, block_N=128, block_K=32,",
+                         "def matmul_b(M=1024, N=1024, K=1024, block_M=128, block_N=128, block_K=64,")
+    assert edited != TWO
+    change(client, uri, 2, edited)
+    again = await said(2)
+    assert "matmul_b sm_80" in again and "matmul sm_80" not in again, again
+    assert "unchanged, not lowered again: matmul" in again
+    await diagnostics(uri, 2)
+    hints = await client.text_document_inlay_hint_async(lsp.InlayHintParams(
+        lsp.TextDocumentIdentifier(uri), lsp.Range(lsp.Position(0, 0), lsp.Position(len(edited.splitlines()), 0))))
+    loops = [h.label for h in hints if "T.Pipelined(" in edited.splitlines()[h.position.line]]
+    assert loops == ["3 stages · 48 KB smem · 2 groups in flight", "3 stages · 96 KB smem · 2 groups in flight"]

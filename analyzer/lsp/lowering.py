@@ -10,7 +10,8 @@ cost the last time in this server, else targets from sm_90 on before the older o
 LowerTileOp and LayoutInference).  Results are cached on disk under the
 buffer's code digest (comments do not count: adding `# pipelint: ignore[...]` re-checks
 without re-lowering), the modules beside it that it imports, its path, the settings, and the
-TileLang and pipelint versions.
+TileLang and pipelint versions; each kernel's variants also under a key of its own code
+(`kernel_keys`), so that an edit inside one kernel lowers that one again and reuses the others.
 """
 from __future__ import annotations
 
@@ -67,6 +68,40 @@ def cache_key(path: str, text: str, settings: LowerSettings, tl_version: str) ->
     raw = json.dumps([code_digest(text), os.path.abspath(path), settings.key(), tl_version, __version__, code,
                       helpers], sort_keys=True, default=str)
     return hashlib.sha256(raw.encode()).hexdigest()[:40]
+
+
+def kernel_keys(path: str, text: str, settings: LowerSettings, tl_version: str) -> dict[str, str]:
+    """name -> cache key of each top-level function that can be a kernel (it builds one, or
+    takes num_stages): `cache_key` of the buffer with the bodies of the *other* such functions
+    blanked line for line (unless this one names them), so that an edit inside one kernel
+    leaves the others' keys, and their lowerings, as they were.  Helpers and module-level code
+    stay in every key; a line moved above a kernel changes its key (its `#line` numbers)."""
+    import ast
+
+    from .worker import builders_in
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    builders = builders_in(text)
+    funcs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and (n.name in builders or n.decorator_list
+                  or any(a.arg in ("num_stages", "stages") for a in [*n.args.args, *n.args.kwonlyargs]))]
+    lines = text.split("\n")
+    keys = {}
+    for f in funcs:
+        named = {n.id for n in ast.walk(f) if isinstance(n, ast.Name)}
+        mine = list(lines)
+        for g in funcs:
+            if g is f or g.name in named:
+                continue
+            first = min([g.lineno, *(d.lineno for d in g.decorator_list)])
+            for i in range(first - 1, (g.end_lineno or g.lineno)):
+                mine[i] = ""
+        keys[f.name] = hashlib.sha256(json.dumps(["kernel", f.name, cache_key(path, "\n".join(mine), settings,
+                                                                                tl_version)]).encode()).hexdigest()[:40]
+    return keys
 
 
 def cache_folder(base: str | None = None) -> Path:
@@ -168,15 +203,34 @@ class Lowerer:
         jobs = max(1, min(settings.jobs or 1, len(pairs)))
         ordered = self.cheapest_first(pairs)
         chunks = [ordered[i::jobs] for i in range(jobs)]
+        keys = kernel_keys(path, text, settings, self.tl_version) if use_cache else {}
+        reused = {name: k for name, key in keys.items() if (k := self._kernel_entry(folder, key, name)) is not None}
         specs = [{"path": os.path.abspath(path), "text": text, "variants": c, "params": settings.params,
-                  "budgets": budgets or {}} for c in chunks]
-        sofar = _Partial(pairs, progress)
-        timings: dict = {"import_s": None, "wait_s": None, "variants": []}
+                  "budgets": budgets or {}, "skip": sorted(reused)} for c in chunks]
+        sofar = _Partial(pairs, progress, reused)
+        timings: dict = {"import_s": None, "wait_s": None, "variants": [], "reused": sorted(reused)}
         parts = await asyncio.gather(*(self._run(s, settings.timeout, sofar, timings) for s in specs))
-        result = merge(parts, pairs)
+        result = merge(parts, pairs, reused)
         if all(p.get("kind") not in ("timeout", "crash") for p in parts) and use_cache:
             self._store(folder, cache_key(path, text, settings, self.tl_version), result)
+            for k in result.get("kernels", []) if result.get("ok") else []:
+                if k.get("name") in keys and k.get("name") not in reused:
+                    self._store(folder, keys[k["name"]], {"ok": True, "kernel": k})
         return Lowered(result, False, time.perf_counter() - started, timings)
+
+    def _kernel_entry(self, folder: Path, key: str, name: str) -> dict | None:
+        """One kernel's variants, lowered before from code its key says is unchanged."""
+        where = cachedir.prepared(folder, 1, create=False)
+        data = None if where is None else cachedir.read_file(where / f"{key}.json")
+        try:
+            entry = json.loads(data) if data is not None else None
+        except Exception:       # noqa: BLE001 - an undecodable entry is a miss (and is rewritten)
+            return None
+        kernel = entry.get("kernel") if isinstance(entry, dict) and entry.get("ok") is True else None
+        if not isinstance(kernel, dict) or kernel.get("name") != name or not isinstance(kernel.get("variants"), list) \
+                or not kernel["variants"] or not all(isinstance(v, dict) for v in kernel["variants"]):
+            return None
+        return kernel
 
     def cheapest_first(self, pairs: list[list]) -> list[list]:
         """The variants in the order to lower them: the targets this server saw lower fastest
@@ -245,8 +299,9 @@ class Lowerer:
             cachedir.evict(where.parent, "lsp", keep=KEEP_ENTRIES)
 
 
-def merge(parts: list[dict], pairs: list[list]) -> dict:
-    """One result from the workers' parts: kernels by name, variants in (arch, num_stages) order."""
+def merge(parts: list[dict], pairs: list[list], reused: dict[str, dict] | None = None) -> dict:
+    """One result from the workers' parts: kernels by name, variants in (arch, num_stages) order;
+    `reused`: kernels the workers skipped (their code is unchanged), with their cached variants."""
     failed = next((p for p in parts if not p.get("ok")), None)
     if failed is not None:
         return failed
@@ -255,6 +310,9 @@ def merge(parts: list[dict], pairs: list[list]) -> dict:
     for part in parts:
         for k in part["kernels"]:
             kernels.setdefault(k["name"], {**k, "variants": []})["variants"].extend(k["variants"])
+    for name, k in (reused or {}).items():
+        if name in kernels and not kernels[name]["variants"]:
+            kernels[name]["variants"] = [dict(v) for v in k["variants"]]
     for k in kernels.values():
         k["variants"].sort(key=lambda v: order.get((v["arch"], None if v.get("as_written") else v["num_stages"]), 0))
     return {"ok": True, "kernels": list(kernels.values())}
@@ -409,15 +467,17 @@ class _Events:
 class _Partial:
     """The result so far, over the workers of one buffer, for `progress`."""
 
-    def __init__(self, pairs: list[list], progress: Progress | None) -> None:
+    def __init__(self, pairs: list[list], progress: Progress | None, reused: dict[str, dict] | None = None) -> None:
         self.pairs = pairs
         self.progress = progress
+        self.reused = reused or {}
         self.kernels: dict[str, dict] = {}
 
     def add(self, event: dict) -> None:
         if event.get("event") == "kernels":
             for k in event.get("kernels", []):
-                self.kernels.setdefault(k["name"], {**k, "variants": []})
+                old = self.reused.get(k["name"])
+                self.kernels.setdefault(k["name"], {**k, "variants": [dict(v) for v in old["variants"]] if old else []})
         elif event.get("event") == "variant" and event.get("kernel") in self.kernels:
             self.kernels[event["kernel"]]["variants"].append(event["variant"])
             done = sum(len(k["variants"]) for k in self.kernels.values())

@@ -427,6 +427,8 @@ def _timings(timings: dict | None) -> str:
     if timings.get("wait_s") is not None:
         parts.append(f"waited for a worker {timings['wait_s']:.1f} s")
     parts += [f"{label} {sec:.1f} s" for label, sec in timings.get("variants", []) if sec is not None]
+    if timings.get("reused"):
+        parts.append(f"unchanged, not lowered again: {', '.join(timings['reused'])}")
     return f" ({', '.join(parts)})" if parts else ""
 
 

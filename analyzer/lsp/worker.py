@@ -332,8 +332,11 @@ def lower_file(spec: dict, emit: Emit | None = None) -> dict:
     budgets = spec.get("budgets") or {}
     _cpu_backstop(budgets, len(found) * len(spec["variants"]))
     done: set[tuple[str, str]] = set()
+    skip = set(spec.get("skip") or ())     # kernels whose code is unchanged: the server has their variants
     for arch, n in spec["variants"]:
         for (name, obj, kind, params, written), record in zip(found, kernels):
+            if name in skip:
+                continue
             stages = n
             if kind != "prim_func" and record["stage_param"] is None:
                 # no num_stages parameter (issue 39): lowered as written, once per target, as
