@@ -407,6 +407,6 @@ def warn(message: str) -> None:
 
 
 def _say(message: str) -> None:
-    from .report.escape import visible
+    from .escape import visible
 
     print(f"pipelint: warning: {visible(message)}", file=sys.stderr)

@@ -88,7 +88,7 @@ def _links_out(candidate: Path, folder: Path) -> bool:
     target, project = os.path.realpath(candidate), os.path.realpath(top)
     if target == project or target.startswith(project.rstrip(os.sep) + os.sep):
         return False
-    from .report.escape import visible
+    from .escape import visible
 
     print(f"pipelint: warning: {visible(str(candidate))} is a link to a file outside the project "
           f"({visible(target)}): not read as configuration (pass --config to use it)", file=sys.stderr)

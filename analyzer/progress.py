@@ -56,7 +56,7 @@ class Progress:
         self.done += n
         if not self.enabled:
             return
-        from .report.escape import visible
+        from .escape import visible
 
         item = visible(item)            # a file name from the walk: it may hold escape sequences
         if self._rich is not None:
@@ -68,7 +68,7 @@ class Progress:
     def note(self, line: str, log_line: str | None = None) -> None:
         """A line that stays (a variant's outcome); `log_line` is what a log gets instead, where
         no progress is drawn (it names what the line is about without the bar around it)."""
-        from .report.escape import visible
+        from .escape import visible
 
         if not self.enabled:
             if self.log:

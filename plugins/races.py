@@ -130,6 +130,18 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
 def _global_finding(kernel: KernelModel, path: str, h: Hazard) -> Finding:
     a, b = h.first, h.second
     who_a, who_b = _who(kernel, h)
+    if h.in_flight:
+        waited = f" (the wait at line {h.wait.node.span.line} leaves it in flight)" if h.wait is not None else ""
+        return make_finding(
+            _R["global-race"], path, kernel, b.node,
+            f"race on global memory {a.space or h.buffer} within a block: {who_b} write it at line "
+            f"{b.node.span.line} while the cp.async at line {a.node.span.line} may still be reading those "
+            f"bytes{waited}; the copy gets the old or the new values, and no barrier orders an asynchronous copy",
+            [(a.node, f"cp.async reading {a.space or h.buffer} by {who_a}"),
+             (b.node, f"store of {b.space or h.buffer} by {who_b}")],
+            help=f"wait for the copy (cp_async_wait<0>) before line {b.node.span.line}; in the TileLang program, "
+                 f"a pipelined T.copy prefetches what the loop body then writes: do not pipeline that copy "
+                 f"(num_stages) or move the update out of the loop")
     kind = _KIND[h.kind]
     spot = statement_before(kernel.func, a.node, b.node) if a.role == b.role else statement_of(kernel.func, b.node)
     return make_finding(

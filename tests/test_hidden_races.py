@@ -79,3 +79,15 @@ def test_an_index_read_from_memory_is_undecided_and_named():
     assert found == [("race-undecided", "note", 27)]
     assert "`Idx[((int64_t)((int)threadIdx.x))]`, memory contents" in report.findings[0].message
     assert _findings(KERNELS / "scatter_gather_sm_80_s0.cu") == []
+
+
+def test_a_copy_in_flight_against_the_blocks_own_atomics_is_a_global_race():
+    """Issue 31, item 8: TileLang's num_stages=2 prefetches row r + 1 with cp.async at iteration r,
+    then adds into row r + 1 atomically while the copy is in flight (the wait at line 40 leaves the
+    newest group pending).  Each thread races with itself: no barrier orders an asynchronous copy,
+    only its wait.  num_stages=0, the copy and the atomics alternating, is clean."""
+    report = run_check([str(HANDWRITTEN / "global_prefetch_sm_80_s2.cu")], HOST, CheckOptions(jobs=1))
+    assert sorted((f.rule, f.severity.value, f.location.line) for f in report.findings) == \
+        [("global-race", "error", 43)]
+    assert "cp.async at line 36 may still be reading" in report.findings[0].message
+    assert _findings(KERNELS / "global_prefetch_sm_80_s0.cu") == []

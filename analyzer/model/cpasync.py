@@ -49,6 +49,7 @@ class Hazard:
     certain: bool = True           # False: whether two different threads meet is undecided
     scope: Event | None = None     # a named barrier between them that one side takes no part in
     boundary: Event | None = None  # a merged group: the first copy of the part after the missing commit
+    in_flight: bool = False        # `first` is a cp.async's global read, not yet waited for at `second`
 
     @property
     def key(self) -> tuple:

@@ -42,13 +42,19 @@ class GlobalHandoff:
         evaluator = self.model.index.memo["eval"]
         for events in self.model.trace.events:
             pending: dict[str, list[Event]] = {}       # accesses since the last barrier, by buffer
+            copies = _InFlight()
             for ev in events:
+                copies.step(ev)
                 if ev.kind in _ORDERS and not ev.guarded:
                     pending.clear()
                     continue
                 if ev.kind != K.GLOBAL or ev.space is None:
                     continue
                 write = ev.access in ("write", "atomic")
+                if write:
+                    self._in_flight(ev, copies, found)
+                elif _is_copy(ev):
+                    copies.issue(ev)
                 for old in pending.get(ev.space, ()):
                     old_write = old.access in ("write", "atomic")
                     if not (write or old_write) or (ev.access == "atomic" and old.access == "atomic"):
@@ -66,7 +72,64 @@ class GlobalHandoff:
                 pending.setdefault(ev.space, []).append(ev)
         return list(found.values())
 
+    def _in_flight(self, ev: Event, copies: _InFlight, found: dict[tuple, Hazard]) -> None:
+        """A store or atomic to bytes a cp.async of the role is still reading (issued, its group not
+        yet waited for): the copy may read the old or the new value, whichever thread it is, and
+        no barrier orders an asynchronous copy (only its wait does).  Decided by the solver over
+        any two threads, the same one included."""
+        from .symbolic import cross_thread as decide
+
+        for group, copy in copies.reading(ev.space):
+            if copy.lanes is None or ev.lanes is None or copy.unknown_footprint or ev.unknown_footprint:
+                verdict: bool | None = None
+            else:
+                verdict = decide(copy.lanes, ev.lanes, 0, getattr(self.model.index.memo["eval"], "opaque", None),
+                                 any_threads=True)[0]
+            if verdict is False:
+                continue
+            h = Hazard(H.WAR_PLAIN, copy, ev, ev.space or "", None, group=group, wait=copies.last_wait,
+                       certain=verdict is True, in_flight=True)
+            prev = found.get(h.key)
+            if prev is None or (h.certain and not prev.certain):
+                found[h.key] = h
+
     def _between(self, a: Event, b: Event, evaluator) -> bool | None:
         if a.unknown_footprint or b.unknown_footprint or a.lanes is None or b.lanes is None:
             return None
         return cross_thread(a.lanes, b.lanes, evaluator)
+
+
+def _is_copy(ev: Event) -> bool:
+    """The global source read of a cp.async (`tl::cp_async_gs<N>(smem, gmem)`)."""
+    name = getattr(ev.node, "name", "")
+    return isinstance(name, str) and "cp_async" in name
+
+
+class _InFlight:
+    """A role's cp.async global reads by commit group, as its commits and waits go (what a thread's
+    `cp_async_wait<N>` leaves in flight: the newest N groups)."""
+
+    def __init__(self) -> None:
+        self.open: list[Event] = []                       # issued since the last commit
+        self.groups: list[tuple[int, list[Event]]] = []   # committed, not yet waited for
+        self.count = 0
+        self.last_wait: Event | None = None
+
+    def issue(self, ev: Event) -> None:
+        self.open.append(ev)
+
+    def step(self, ev: Event) -> None:
+        if ev.kind == K.COMMIT:
+            self.count += 1
+            if self.open:
+                self.groups.append((self.count, self.open))
+                self.open = []
+        elif ev.kind == K.WAIT:
+            self.last_wait = ev
+            if ev.value is not None:
+                keep = max(0, ev.value)
+                self.groups = [g for g in self.groups if g[0] > self.count - keep]
+
+    def reading(self, space: str | None) -> list[tuple[int | None, Event]]:
+        out: list[tuple[int | None, Event]] = [(None, e) for e in self.open if e.space == space]
+        return out + [(n, e) for n, evs in self.groups for e in evs if e.space == space]

@@ -291,9 +291,10 @@ def _guards(side: _Side) -> tuple[list[Any], bool]:
 
 def cross_thread(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[object, int] | None = None,
                  values: tuple[A.Expr | None, A.Expr | None] | None = None,
-                 warp_mask: int | None = None) -> tuple[bool | None, Witness | None]:
+                 warp_mask: int | None = None, any_threads: bool = False) -> tuple[bool | None, Witness | None]:
     """Whether a byte of `a` belongs to one thread and of `b` to a different one (see the module
-    docstring), with a witness when it does.  `values`: the stored values of two writes; then
+    docstring), with a witness when it does; `any_threads`: or to the same one (an asynchronous
+    copy still in flight races with its own thread's later store).  `values`: the stored values of two writes; then
     only collisions whose values differ count (two threads storing the same value do not race).
     `warp_mask`: a `__syncwarp(mask)` both passed in between orders the pairs of one warp whose
     lanes are both in the mask; they do not count.
@@ -302,7 +303,7 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[o
         return None, None
     with _LOCK:
         try:
-            return _decide(a, b, shift, opaque or {}, values, warp_mask)
+            return _decide(a, b, shift, opaque or {}, values, warp_mask, any_threads)
         except Untranslatable:
             return None, None
         except _z3().Z3Exception:
@@ -311,7 +312,7 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[o
 
 def _decide(a: LaneRecipe, b: LaneRecipe, shift: int, opaque: Mapping[object, int],
             values: tuple[A.Expr | None, A.Expr | None] | None,
-            warp_mask: int | None = None) -> tuple[bool | None, Witness | None]:
+            warp_mask: int | None = None, any_threads: bool = False) -> tuple[bool | None, Witness | None]:
     z3 = _z3()
     sa, sb = _Side(a, "a", opaque), _Side(b, "b", opaque)
     start_a = sa.term(a.index) * a.elem
@@ -320,7 +321,9 @@ def _decide(a: LaneRecipe, b: LaneRecipe, shift: int, opaque: Mapping[object, in
     gb, drop_b = _guards(sb)
     solver = z3.Solver()
     solver.set("timeout", TIMEOUT_MS)
-    solver.add(*sa.constraints(), *sb.constraints(), *ga, *gb, sa.t != sb.t,
+    if not any_threads:
+        solver.add(sa.t != sb.t)
+    solver.add(*sa.constraints(), *sb.constraints(), *ga, *gb,
                sa.t >= 0, sa.t < MAX_BLOCK, sb.t >= 0, sb.t < MAX_BLOCK,
                start_a < start_b + b.width, start_b < start_a + a.width)
     for side in (sa, sb):                       # the walked ranges bound each loop variable
