@@ -202,3 +202,35 @@ def test_server_help_gives_the_install_line_that_works_from_a_clone():
     assert {"lsp", "tilelang"} <= set(extras)
     pinned = (ROOT / "constraints.txt").read_text()
     assert all(f"{name}==" in pinned for name in ("pygls", "lsprotocol", "tilelang"))
+
+
+@pytest.mark.tilelang
+@pytest.mark.skipif(importlib.util.find_spec("tilelang") is None, reason="needs TileLang")
+def test_a_worker_that_dies_keeps_the_variants_it_finished(tmp_path):
+    """Issue 38: the sm_90 variant was streamed before the kernel file ended the worker while
+    lowering sm_80; it is kept, sm_80 is a crash, and nothing of it is cached."""
+    from pipelint.lsp.lowering import run_worker
+
+    text = GEMM + ("\nimport os\n\n\ndef _die_on_sm_80(code, target):\n"
+                   "    if 'sm_80' in str(target):\n        os._exit(3)\n    return code\n\n\n"
+                   "tilelang.engine.callback.register_cuda_postproc(_die_on_sm_80)\n")
+    spec = {"path": str(tmp_path / "gemm.py"), "text": text, "variants": [["sm_90", None], ["sm_80", None]],
+            "params": {}, "budgets": {"time": 20, "memory": 2048}}
+    result = asyncio.run(run_worker(spec, 300))
+    assert result["ok"] and "exit status 3" in result["crashed"]
+    variants = result["kernels"][0]["variants"]
+    assert [(v["arch"], v["ok"], v.get("kind")) for v in variants] == [("sm_90", True, "factory"),
+                                                                       ("sm_80", False, "crash")]
+
+
+@pytest.mark.tilelang
+@pytest.mark.skipif(importlib.util.find_spec("tilelang") is None, reason="needs TileLang")
+def test_a_lowering_over_its_memory_budget_is_reported_as_such(tmp_path):
+    from pipelint.lsp.lowering import run_worker
+
+    spec = {"path": str(tmp_path / "gemm.py"), "text": GEMM, "variants": [["sm_90", None]], "params": {},
+            "budgets": {"time": 20, "memory": 20}}
+    result = asyncio.run(run_worker(spec, 300))
+    [variant] = result["kernels"][0]["variants"]
+    assert not variant["ok"] and "memory budget of 20 MB" in variant["error"] + result.get("crashed", "") or \
+        variant["kind"] == "budget", variant

@@ -211,7 +211,7 @@ class Lowerer:
         timings: dict = {"import_s": None, "wait_s": None, "variants": [], "reused": sorted(reused)}
         parts = await asyncio.gather(*(self._run(s, settings.timeout, sofar, timings) for s in specs))
         result = merge(parts, pairs, reused)
-        if all(p.get("kind") not in ("timeout", "crash") for p in parts) and use_cache:
+        if all(p.get("kind") not in ("timeout", "crash") and not p.get("crashed") for p in parts) and use_cache:
             self._store(folder, cache_key(path, text, settings, self.tl_version), result)
             for k in result.get("kernels", []) if result.get("ok") else []:
                 if k.get("name") in keys and k.get("name") not in reused:
@@ -313,9 +313,10 @@ def merge(parts: list[dict], pairs: list[list], reused: dict[str, dict] | None =
     for name, k in (reused or {}).items():
         if name in kernels and not kernels[name]["variants"]:
             kernels[name]["variants"] = [dict(v) for v in k["variants"]]
+    crashed = next((p["crashed"] for p in parts if p.get("crashed")), None)
     for k in kernels.values():
         k["variants"].sort(key=lambda v: order.get((v["arch"], None if v.get("as_written") else v["num_stages"]), 0))
-    return {"ok": True, "kernels": list(kernels.values())}
+    return {"ok": True, "kernels": list(kernels.values()), **({"crashed": crashed} if crashed else {})}
 
 
 def start_worker_now() -> subprocess.Popen | None:
@@ -428,8 +429,39 @@ async def run_worker(spec: dict, timeout: float, child: asyncio.subprocess.Proce
     tail = " | ".join(err.decode(errors="replace").strip().splitlines()[-3:])
     if child.returncode is not None and child.returncode < 0 and -child.returncode == getattr(signal, "SIGXCPU", -1):
         tail = "it went over its CPU time (time-budget for every variant)"
-    return {"ok": False, "kind": "crash", "line": 1,
-            "error": f"lowering worker crashed (exit status {child.returncode}): {tail}"}
+    elif child.returncode is not None and child.returncode < 0 and (spec.get("budgets") or {}).get("memory"):
+        # TVM's C++ does not survive a failed allocation: over RLIMIT_AS it dies by a signal
+        tail += (f" (killed by a signal: most likely over its memory budget of {spec['budgets']['memory']:g} MB, "
+                 "memory-budget)")
+    message = f"lowering worker crashed (exit status {child.returncode}): {tail}"
+    return _crashed(events, spec, message)
+
+
+def _crashed(events: list[dict], spec: dict, message: str) -> dict:
+    """A worker that died: the variants it finished (they were streamed), the others failed
+    with `message`; the whole file failed when it died before it found the kernels."""
+    kernels = next((e["kernels"] for e in events if e.get("event") == "kernels"), None)
+    if not kernels:
+        return {"ok": False, "kind": "crash", "line": 1, "error": message}
+    got: dict[str, list[dict]] = {}
+    for e in events:
+        if e.get("event") == "variant":
+            got.setdefault(e.get("kernel", ""), []).append(e["variant"])
+    skip = set(spec.get("skip") or ())
+    out = []
+    for k in kernels:
+        variants = list(got.get(k["name"], []))
+        if k["name"] not in skip:
+            seen = {v.get("arch") for v in variants} if k.get("stage_param") is None and k.get("kind") != "prim_func" \
+                else {(v.get("arch"), None if v.get("as_written") else v.get("num_stages")) for v in variants}
+            for arch, n in spec.get("variants", []):
+                key = arch if k.get("stage_param") is None and k.get("kind") != "prim_func" else (arch, n)
+                if key not in seen:
+                    seen.add(key)
+                    variants.append({"arch": arch, "num_stages": n, "as_written": n is None, "ok": False,
+                                     "kind": "crash", "error": message})
+        out.append({**k, "variants": variants})
+    return {"ok": True, "kernels": out, "crashed": message}
 
 
 class _Events:

@@ -246,7 +246,8 @@ class PipelintServer(LanguageServer):
         started = time.perf_counter()
         analysis = await self._first(path, analyse_python_in_child(path, text, lowered.result, config, dump,
                                                                      budgets))
-        if stored is not None and lowered.result.get("kind") not in ("timeout", "crash"):
+        if stored is not None and lowered.result.get("kind") not in ("timeout", "crash") and \
+                not lowered.result.get("crashed"):
             from . import store
 
             store.store(folder, stored[0], analysis)
