@@ -328,7 +328,12 @@ def _performance_note(args: argparse.Namespace, report: Report, fail_on: Any, pe
     """Say when performance findings were left out of the exit code (once, on stderr)."""
     if performance or args.quiet or code == 3 or args.format not in ("text", "concise"):
         return
-    left_out = len(report.failing(fail_on, True)) - len(report.failing(fail_on, False))
+    from .findings import PERFORMANCE
+    from .report.present import shown_findings
+
+    # counted as the reporters show them (one per defect with --primary-location python)
+    left_out = sum(1 for f in shown_findings(report)
+                   if f.severity.rank >= fail_on.rank and report.category(f) == PERFORMANCE)
     if left_out:
         print(f"pipelint: {left_out} performance finding(s) do not affect the exit code "
               f"(--fail-on-performance makes them count)", file=sys.stderr)

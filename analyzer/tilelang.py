@@ -140,7 +140,10 @@ def lint_cuda(code: str, host: Any = None, config: Any = None) -> list[Finding]:
     config = config or _STATE.config or Config()
     report = Session.open(host, config=config).lint_text("<tilelang kernel>.cu", code)
     python_first(report)
-    return report.sorted_findings()
+    # in the user's terms: Python lines and statements in the messages, one finding per defect
+    from .report.present import shown_findings
+
+    return shown_findings(report)
 
 
 def _where(f: Finding) -> str:

@@ -277,3 +277,16 @@ def test_variant_labels_and_their_text():
     assert variant_label(os.path.join("x", "k_sm_90a_s10.cu")) == "sm_90a s10"
     assert variant_label("race.cu") is None
     assert variants_text(["sm_90 s3", "sm_80 s3", "sm_80 s2"]) == "sm_80 s2, s3, sm_90 s3"
+
+
+def test_the_jit_hooks_findings_are_in_the_users_terms():
+    """`pipelint.tilelang.lint_cuda` (what the JIT hook warns with) renders as the reporters do with
+    --primary-location python: the Python line first, and no bare CUDA line number in the message
+    (a number with no file under a `.py` location reads as a line of the user's file)."""
+    from pipelint.tilelang import lint_cuda
+
+    src = (HANDWRITTEN / "cond_writers_nobarrier.cu").read_text()
+    found = lint_cuda(src)
+    assert found and all(f.location.path.endswith("cond_writers.py") for f in found)
+    for f in found:
+        assert not re.search(r"(?<!CUDA )\bline (29|32)\b", f.message), f.message
