@@ -213,26 +213,15 @@ def _same(a: str, b: str) -> bool:
 
 def _place(f: Finding, path: str, src: PySource, by_file: dict[str, LoweredVariant],
            count: int, at_loop: frozenset[str] = frozenset()) -> tuple[int, Finding, Any]:
-    """The buffer line a finding belongs to, the finding, and its variant.
-
-    The line `check --primary-location python` gives when it lies inside the kernel; else
-    the statement's line: the nearest `#line` at or before the CUDA line, not counted up from
-    it (a `__syncthreads` a TileLang pass inserted has no `#line` of its own, and counting the
-    CUDA lines past the last directive can land beyond the kernel, or the file)."""
+    """The buffer line a finding belongs to, the finding, and its variant: the line
+    `check --primary-location python` gives (the core maps a `#line` block to its directive's
+    line, `cuda.linemap`); a variant-level finding at its `T.Pipelined` loop; else the kernel's
+    first line."""
     lv = next((by_file[r.path] for r in (f.location, *f.related) if r.path in by_file), None)
     kernel = f.kernel or (lv.kernel if lv else None)
-    lo, hi = src.kernels.get(kernel or "", (1, count))
-    if _same(f.location.path, path):
-        line = f.location.line
-        if not lo <= line <= hi:
-            cu = next((r for r in f.related if lv is not None and r.path == lv.location_path
-                       and r.message == "generated CUDA"), None)
-            linemap = lv.facts.get("linemap") if lv is not None else None
-            origin = linemap.user_origin(cu.line) if cu is not None and linemap else None
-            if origin is not None and _same(origin.file, path):
-                line = origin.line
-        if 1 <= line <= count:
-            return line, f, lv
+    lo, _ = src.kernels.get(kernel or "", (1, count))
+    if _same(f.location.path, path) and 1 <= f.location.line <= count:
+        return f.location.line, f, lv
     if f.rule in at_loop:          # a variant's pipeline plan: at the T.Pipelined loop
         loop = next((lp for lp in src.loops if lp.kernel == kernel), None)
         if loop is not None:
