@@ -231,9 +231,7 @@ class MBarrierAnalysis:
                 if bar not in seen_unknown:
                     seen_unknown.add(bar)
                     issues.append(ProtocolIssue(I.TX_BYTES, evs[0], {
-                        "barrier": bar, "unknown": True,
-                        "announced": sum((e.value or 0) * e.mult for e in evs) if all(
-                            e.value is not None for e in evs) else None},
+                        "barrier": bar, "unknown": True, "announced": announced, "read": read},
                         tuple((e, "load") for e, s in zip(got_evs, sizes) if s is None)[:3]))
                 continue
             if not got_evs:
