@@ -23,6 +23,7 @@ from ..cuda import ast as A
 from .intrinsics import ARRIVE_KINDS, EXPECT_KINDS, USE_KINDS, K
 from .intrinsics import IssueKind as I
 from .protocol import BarrierState, ProtocolIssue
+from .threads import footprint
 from .trace import Event
 
 if TYPE_CHECKING:
@@ -252,8 +253,8 @@ class MBarrierAnalysis:
         its buffer (`tma_targets`): each byte read from it after the phase completed was written
         by one of these loads, or by none (a stale read, a defect of its own).  Reads of the same
         iteration count, or every read where the slot is filled once, before the loops.  Only reads whose
-        bytes are exact count, the wgmma operands (`model.wgmma`); their union per slot is
-        measured, never the buffer's size (the planner reuses dead buffers' bytes).  So an
+        bytes are exact count (`_exact_bytes`: wgmma operands, per-thread loads); their union per
+        slot is measured, never the buffer's size (the planner reuses dead buffers' bytes).  So an
         announcement below this bound is a defect whatever the boxes are: fewer bytes announced
         than land (the phase completes early), or reads of bytes no load of the phase writes.
         None when no read qualifies."""
@@ -272,16 +273,15 @@ class MBarrierAnalysis:
                 once = once and not ev.iteration
         spans: dict[tuple, list[tuple[int, int]]] = {}
         for ev in model.trace.all_events():
-            if ev.kind != K.SMEM or ev.access != "read" or ev.retired or ev.extent is None \
-                    or not (once or tuple(v for _, v in ev.iteration) == it) or not (
-                    isinstance(ev.node, A.Call) and ev.node.name.startswith("tl::wgmma")):
+            if ev.kind != K.SMEM or ev.access != "read" or ev.retired or ev.uncertain or ev.unknown_footprint \
+                    or not (once or tuple(v for _, v in ev.iteration) == it):
                 continue
             buf = model.buffers.get(ev.buffer or "")
             rng = model.byte_range(ev)
             if buf is None or rng not in slots:
                 continue
-            lo, hi = buf.offset + ev.extent[0], buf.offset + ev.extent[1]
-            spans.setdefault(rng, []).append((max(lo, rng[1]), min(hi, rng[2])))
+            for lo, hi in self._exact_bytes(ev):
+                spans.setdefault(rng, []).append((max(buf.offset + lo, rng[1]), min(buf.offset + hi, rng[2])))
         if not spans:
             return None
         total = 0
@@ -293,6 +293,20 @@ class MBarrierAnalysis:
                     total += hi - lo
                     end = hi
         return total
+
+    def _exact_bytes(self, ev: Event) -> list[tuple[int, int]]:
+        """The bytes (into its buffer) a read certainly touches: a wgmma operand's (its descriptors,
+        `model.wgmma`), or a per-thread load's, every thread's bytes where its footprint is known
+        exactly (`model.threads.footprint`); nothing for the others (an extent is only a hull)."""
+        if isinstance(ev.node, A.Call) and ev.node.name.startswith("tl::wgmma"):
+            return [ev.extent] if ev.extent is not None else []
+        if ev.lanes is None or ev.lanes.collective:
+            return []
+        found = footprint(ev.lanes, self.model.index.memo["eval"])
+        if found is None:
+            return []
+        width = ev.lanes.width
+        return [(start, start + width) for starts in found.values() for start in starts]
 
     def _expects_somewhere(self, bar: Barrier) -> bool:
         return bar in self._announced
