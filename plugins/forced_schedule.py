@@ -431,8 +431,8 @@ def render(text: str, delays: list[Delay], *, select: bool = False, poison: bool
     if select:
         inserts.append((func.span.line, 1, f"__device__ int {SELECT_VAR} = 0; "))
     for line, col, code in sorted(inserts, key=lambda x: (x[0], x[1]), reverse=True):
-        s = lines[line - 1]
-        lines[line - 1] = s[:col - 1] + code + s[col - 1:]
+        text = lines[line - 1]
+        lines[line - 1] = text[:col - 1] + code + text[col - 1:]
     out = "\n".join(lines)
     try:
         parse(out)
