@@ -98,6 +98,7 @@ class Reader:
     releases: list[tuple] = field(default_factory=list)   # (barrier, phase) | ("sync", key, group)
     _seen: set = field(default_factory=set)
     _syncs: int = 0                  # how many of `releases` are barrier rendezvous
+    dead: bool = False               # its slot was overwritten: no longer anyone's to release
 
     def release(self, rel: tuple) -> None:
         """Record a release after the read; the first arrival on each barrier is the one
@@ -167,6 +168,7 @@ class ProtocolSim:
         self.groups = 0                                  # barrier instances opened so far
         self.members: dict[int, set[int]] = {}           # instance -> roles that passed it
         self.ranges: dict[tuple, Generation] = {}
+        self.readers_of: dict[int, list[Reader]] = {}     # each role's live readers (releases go to them)
         self.issues: list[ProtocolIssue] = []
         # Vector clocks (one component per role) for ordering plain accesses across roles:
         # a role ticks its own component after each synchronisation it takes part in.
@@ -236,10 +238,8 @@ class ProtocolSim:
         # Any arrive after a read releases it: a role that learns this phase is
         # ordered after the read.  A slot read twice is released only by
         # arrivals after its last read.
-        for gen in self.ranges.values():
-            for reader in gen.readers:
-                if reader.role == r:
-                    reader.release((b, phase))
+        for reader in self.live_readers(r):
+            reader.release((b, phase))
         handed = self.handed.setdefault((b, phase), {})
         merge(handed, self.known[r])
         vc_max(self.handed_vc.setdefault((b, phase), [0] * len(self.vc)), self.vc[r])
@@ -302,10 +302,8 @@ class ProtocolSim:
             merge(group["known"], self.known[r])
             vc_max(group.setdefault("vc", [0] * len(self.vc)), self.vc[r])
             self.vc[r][r] += 1
-            for gen in self.ranges.values():
-                for reader in gen.readers:
-                    if reader.role == r:
-                        reader.release(("sync", key, group["n"]))
+            for reader in self.live_readers(r):
+                reader.release(("sync", key, group["n"]))
             self.at_barrier[r] = level = (key, group)
             live = [o for o in range(len(self.traces)) if self.pcs[o] < len(self.traces[o])]
             full = (group["threads"] >= needed if needed else set(group["roles"]) >= set(live))
@@ -338,6 +336,15 @@ class ProtocolSim:
 
     def on_named_arrive(self, r: int, ev: Event) -> bool:
         return self.rendezvous(r, ev.barrier, ev.mult, ev.value or None, blocking=False, ev=ev)
+
+    def live_readers(self, r: int) -> list[Reader]:
+        """Role `r`'s readers of slots still holding what they read (the dead ones dropped)."""
+        readers = self.readers_of.get(r)
+        if not readers:
+            return []
+        if any(x.dead for x in readers):
+            readers[:] = [x for x in readers if not x.dead]
+        return readers
 
     def released(self, r: int, release: tuple) -> bool:
         """Whether role `r` is ordered after one release of a read."""
@@ -379,7 +386,8 @@ class ProtocolSim:
             rng = self.model.byte_range(ev)
             if rng is not None:
                 for key in [k for k in self.ranges if k[0] == rng[0] and k[1] < rng[2] and rng[1] < k[2]]:
-                    del self.ranges[key]
+                    for reader in self.ranges.pop(key).readers:
+                        reader.dead = True
         elif ev.access == "read" and ev.kind == K.SMEM:
             self.read(r, ev)
         return True
@@ -399,7 +407,9 @@ class ProtocolSim:
                     IssueKind.RAW, ev, {"role": r, "buffer": ev.buffer, "slot": model.slot(ev),
                                         "barrier": wb, "phase": phase}, ((wev, "load"),)))
                 break
-        gen.readers.append(Reader(r, ev))
+        reader = Reader(r, ev)
+        gen.readers.append(reader)
+        self.readers_of.setdefault(r, []).append(reader)
 
     def tma_write(self, r: int, ev: Event, phase: int) -> None:
         """Record a TMA write; loads of one iteration into one slot form one generation."""
@@ -434,6 +444,9 @@ class ProtocolSim:
                         IssueKind.WAR_UNOBSERVED, ev,
                         {**facts, "barrier": rel[0] if rel else None, "phase": rel[1] if rel else None},
                         ((reader.event, "released-read"),)))
+        if old is not None:
+            for reader in old.readers:
+                reader.dead = True
         self.ranges[rng] = Generation({ev.offset: (ev.barrier, phase, ev)}, context)
 
 
