@@ -225,8 +225,6 @@ def _reason(h: Hazard, kernel: KernelModel, source: str = "") -> str:
     for ev in (h.first, h.second):
         if ev.uncertain:
             return "accesses under a condition on data" + _why(ev, kernel, source)
-    if h.first.uncertain or h.second.uncertain:
-        return "accesses under a condition on data"
     if h.kind == H.WAW_PLAIN and h.first.node is h.second.node:
         return "one store by several threads whose values cannot be compared (per-thread registers or memory)"
     return "footprints the solver could not decide (an index or guard it cannot translate, or its time limit)"

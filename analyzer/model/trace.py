@@ -1292,12 +1292,6 @@ def _culprit(index: A.Expr, env: dict, ranges: dict) -> A.Node | None:
     return None
 
 
-def _names_in(args: tuple) -> list[str]:
-    """Names the arguments read, in argument order (never a set: the order of events must not
-    depend on the hash seed)."""
-    return list(dict.fromkeys(n.ident for a in args for n in a.walk() if isinstance(n, A.Name) and not n.scope))
-
-
 def evaluate_text(text: str) -> int | None:
     try:
         return int(text.strip().rstrip("uUlL"), 0)
