@@ -98,15 +98,11 @@ def confine(report: Report, root: str | os.PathLike[str], pairs: list[tuple[str,
 
 
 def named_paths(args: object) -> list[str]:
-    """Files and folders the user named on the command line: `check`'s paths, and `lower`'s kernel
-    file (the TileLang Python the `#line`s of its lowered CUDA name)."""
-    named = [p for p in getattr(args, "paths", None) or () if isinstance(p, str) and p != "-"]
-    kernel = getattr(args, "kernel", None)
-    if isinstance(kernel, str):
-        from .lowering.driver import KernelRef
+    """Files and folders the user named on the command line (`options.named_paths`, where the
+    parsed flags are read): kept under this name for the callers that import it from here."""
+    from .options import named_paths as of_flags
 
-        named.append(KernelRef.parse(kernel).file)
-    return named
+    return of_flags(args)     # type: ignore[arg-type]
 
 
 class ProjectFiles:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -51,29 +52,46 @@ def problems(table: dict[str, Any]) -> list[Problem]:
 
 def message(problem: Problem) -> str:
     """`key: expected ..., got ...` for a person."""
-    from .options import did_you_mean
-
     path, keyword, expected, got = problem
     where = ".".join(str(p) for p in path)
     if keyword == "additionalProperties" and isinstance(got, dict):
-        props = _at(path).get("properties", {})
-        unknown = sorted(k for k in got if k not in props)
-        hint = did_you_mean(unknown[0], props) if unknown and props else ""
-        return f"unknown key(s) {', '.join(unknown)}{hint}" + (f" in {where}" if where else "")
-    if keyword == "type":
-        kinds = expected if isinstance(expected, list) else [expected]
-        text = " or ".join(_WORDS.get(str(k), str(k)) for k in kinds)
-    elif keyword == "enum":
-        text = "one of " + ", ".join(json.dumps(v) for v in dict.fromkeys(str(x).lower() for x in expected))
-    elif keyword in ("minimum", "exclusiveMinimum", "maximum"):
-        text = f"a number {dict(minimum='>=', exclusiveMinimum='>', maximum='<=')[keyword]} {expected}"
-    elif keyword == "minLength":
-        text = "a non-empty string"
-    elif keyword == "pattern":
-        text = "OLD=NEW" if "=" in str(expected) else f"text matching {expected}"
-    else:
-        text = f"{keyword} {expected}"
+        return _unknown_keys(path, got, where)
+    describe = _EXPECTED.get(keyword)
+    text = describe(expected) if describe else f"{keyword} {expected}"
     return f"{where}: expected {text}, got {got!r}"
+
+
+def _unknown_keys(path: tuple[str | int, ...], got: dict[str, Any], where: str) -> str:
+    """An unknown key is named with the closest known one: a misspelt setting is the usual cause."""
+    from .options import did_you_mean
+
+    props = _at(path).get("properties", {})
+    unknown = sorted(k for k in got if k not in props)
+    hint = did_you_mean(unknown[0], props) if unknown and props else ""
+    return f"unknown key(s) {', '.join(unknown)}{hint}" + (f" in {where}" if where else "")
+
+
+def _expected_type(expected: Any) -> str:
+    kinds = expected if isinstance(expected, list) else [expected]
+    return " or ".join(_WORDS.get(str(k), str(k)) for k in kinds)
+
+
+def _expected_enum(expected: Any) -> str:
+    # Lower-cased and deduplicated: the schema lists `"error"` and `"ERROR"` alike, a person needs one.
+    return "one of " + ", ".join(json.dumps(v) for v in dict.fromkeys(str(x).lower() for x in expected))
+
+
+# What a keyword's value asks for, in words: one entry per keyword config.schema.json uses, so
+# a keyword added to the schema without words here still gets `keyword value`.
+_EXPECTED: dict[str, Callable[[Any], str]] = {
+    "type": _expected_type,
+    "enum": _expected_enum,
+    "minimum": lambda expected: f"a number >= {expected}",
+    "exclusiveMinimum": lambda expected: f"a number > {expected}",
+    "maximum": lambda expected: f"a number <= {expected}",
+    "minLength": lambda expected: "a non-empty string",
+    "pattern": lambda expected: "OLD=NEW" if "=" in str(expected) else f"text matching {expected}",
+}
 
 
 def setting_range(key: str) -> tuple[float, bool, float]:
@@ -86,26 +104,12 @@ def setting_range(key: str) -> tuple[float, bool, float]:
 
 
 def flag_type(key: str, integer: bool = False) -> Callable[[str], float]:
-    """An argparse `type` for the flag of setting `key`: a finite number in the schema's range,
-    else argparse's usage error (exit 2) that says the range."""
-    import argparse
-    import math
+    """The command line's converter for the flag of setting `key` (see `commands.flags.flag_type`):
+    kept here for the callers that import it from this module; the converter itself lives with
+    the command-line code so that this module needs nothing of it."""
+    from .commands.flags import flag_type as converter
 
-    low, exclusive, high = setting_range(key)
-    kind = "an integer" if integer else "a number"
-    expected = f"{kind} {'>' if exclusive else '>='} {low:g} and <= {high:g}"
-
-    def convert(text: str) -> float:
-        try:
-            value = int(text) if integer else float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
-        if not math.isfinite(value) or value < low or (exclusive and value == low) or value > high:
-            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
-        return value
-
-    convert.__name__ = key      # argparse names the type in some messages
-    return convert
+    return converter(key, integer)
 
 
 def _at(path: tuple[str | int, ...]) -> dict[str, Any]:
@@ -147,27 +151,47 @@ def _check(value: Any, node: dict[str, Any], path: tuple[str | int, ...]) -> Ite
     if "enum" in node and value not in node["enum"]:
         yield path, "enum", node["enum"], value
     if _is(value, "number"):
-        if "minimum" in node and value < node["minimum"]:
-            yield path, "minimum", node["minimum"], value
-        if "exclusiveMinimum" in node and value <= node["exclusiveMinimum"]:
-            yield path, "exclusiveMinimum", node["exclusiveMinimum"], value
-        if "maximum" in node and value > node["maximum"]:
-            yield path, "maximum", node["maximum"], value
+        yield from _check_number(value, node, path)
     if isinstance(value, str):
-        if len(value) < node.get("minLength", 0):
-            yield path, "minLength", node["minLength"], value
-        if "pattern" in node and not re.search(node["pattern"], value):
-            yield path, "pattern", node["pattern"], value
+        yield from _check_string(value, node, path)
     if isinstance(value, list) and "items" in node:
         for i, item in enumerate(value):
             yield from _check(item, node["items"], (*path, i))
     if isinstance(value, dict):
-        props = node.get("properties", {})
-        extra = node.get("additionalProperties", True)
-        if extra is False and set(value) - set(props):
-            yield path, "additionalProperties", False, value
-        for key, item in value.items():
-            if key in props:
-                yield from _check(item, props[key], (*path, key))
-            elif isinstance(extra, dict):
-                yield from _check(item, extra, (*path, key))
+        yield from _check_table(value, node, path)
+
+
+# A bound's keyword and when a value breaks it, in the order the problems are reported.
+_BOUNDS: tuple[tuple[str, Callable[[Any, Any], bool]], ...] = (
+    ("minimum", operator.lt),
+    ("exclusiveMinimum", operator.le),
+    ("maximum", operator.gt),
+)
+
+
+def _check_number(value: float, node: dict[str, Any], path: tuple[str | int, ...]) -> Iterator[Problem]:
+    """minimum, exclusiveMinimum and maximum: every number setting has a range (issue 38)."""
+    for keyword, breaks in _BOUNDS:
+        if keyword in node and breaks(value, node[keyword]):
+            yield path, keyword, node[keyword], value
+
+
+def _check_string(value: str, node: dict[str, Any], path: tuple[str | int, ...]) -> Iterator[Problem]:
+    """minLength and pattern."""
+    if len(value) < node.get("minLength", 0):
+        yield path, "minLength", node["minLength"], value
+    if "pattern" in node and not re.search(node["pattern"], value):
+        yield path, "pattern", node["pattern"], value
+
+
+def _check_table(value: dict[str, Any], node: dict[str, Any], path: tuple[str | int, ...]) -> Iterator[Problem]:
+    """properties and additionalProperties: the unknown keys first, then each value in turn."""
+    props = node.get("properties", {})
+    extra = node.get("additionalProperties", True)
+    if extra is False and set(value) - set(props):
+        yield path, "additionalProperties", False, value
+    for key, item in value.items():
+        if key in props:
+            yield from _check(item, props[key], (*path, key))
+        elif isinstance(extra, dict):
+            yield from _check(item, extra, (*path, key))

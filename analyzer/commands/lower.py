@@ -15,7 +15,7 @@ from ..lowering.sweep import LoweredVariant
 from ..options import add_command, add_output_options, project_root
 from ..options import fmt_fact as _fmt
 from ..report.escape import visible
-from ..schema import flag_type
+from .flags import flag_type
 from .variants import analyze_variants
 
 if TYPE_CHECKING:
