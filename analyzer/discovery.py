@@ -114,22 +114,35 @@ def collect_files(paths: Sequence[str], discovery: Discovery | None = None) -> t
             raise UsageError(f"path not found: {raw}")
         absolute = Path(os.path.realpath(p))
         if p.is_dir():
-            named_ignored = _skipped(absolute, True, spec, root, git) or _inside_skipped(absolute, spec, root, git)
-            if d.force_exclude and named_ignored:
+            found = _named_folder(p, absolute, d.force_exclude, spec, root, git)
+            if found is None:
                 continue
-            if named_ignored:
-                # Named explicitly: walk it as its own root, so the rule that ignores the folder
-                # (`/lowered/`, `build`) does not silently drop everything inside it.
-                found = _walk(p, spec, absolute, _GitIgnores(stop=absolute) if git else None)
-            else:
-                found = _walk(p, spec, root, git)
             if not found:
                 notes.append(f"no .cu or .cuh files under {raw}")
             files.extend(found)
-        elif not (d.force_exclude and (_skipped(absolute, False, spec, root, git)
-                                       or _inside_skipped(absolute, spec, root, git))):
+        elif not (d.force_exclude and _named_ignored(absolute, False, spec, root, git)):
             files.append(str(p))
     return files, notes
+
+
+def _named_ignored(absolute: Path, is_dir: bool, spec: IgnoreSpec, root: Path, git: _GitIgnores | None) -> bool:
+    """Whether a path named on the command line is excluded or ignored, itself or through a
+    folder above it inside the project root (what `--force-exclude` drops)."""
+    return _skipped(absolute, is_dir, spec, root, git) or _inside_skipped(absolute, spec, root, git)
+
+
+def _named_folder(p: Path, absolute: Path, force_exclude: bool, spec: IgnoreSpec, root: Path,
+                  git: _GitIgnores | None) -> list[str] | None:
+    """The files under a folder named on the command line, or None when `--force-exclude`
+    drops the folder (it is excluded or ignored)."""
+    named_ignored = _named_ignored(absolute, True, spec, root, git)
+    if force_exclude and named_ignored:
+        return None
+    if named_ignored:
+        # Named explicitly: walk it as its own root, so the rule that ignores the folder
+        # (`/lowered/`, `build`) does not silently drop everything inside it.
+        return _walk(p, spec, absolute, _GitIgnores(stop=absolute) if git else None)
+    return _walk(p, spec, root, git)
 
 
 def _link_loop(raw: str) -> bool:

@@ -107,11 +107,10 @@ def compile_pattern(line: str) -> IgnorePattern | None:
 
 
 def _normalize(is_dir: bool, segs: list[str]) -> tuple[list[str], str | None]:
-    """pathspec's segment normalisation: anchoring, implied `**/`, `/**` for folders, `**/**`."""
-    if not segs[0]:
-        del segs[0]
-    elif (len(segs) == 1 or (len(segs) == 2 and not segs[1])) and segs[0] != "**":
-        segs.insert(0, "**")
+    """pathspec's segment normalisation: anchoring, implied `**/`, `/**` for folders, `**/**`;
+    and the regex of a pattern that matches everything of a kind (`**`, `*`, `*/`), which
+    pathspec writes as a whole rather than segment by segment."""
+    _anchor(segs)
     if not segs:
         raise ValueError("the pattern is empty")
     if not segs[-1]:
@@ -119,53 +118,83 @@ def _normalize(is_dir: bool, segs: list[str]) -> tuple[list[str], str | None]:
     for i in range(len(segs) - 1, 0, -1):
         if segs[i - 1] == "**" and segs[i] == "**":
             del segs[i]
-    if segs == ["**"]:
-        return segs, _DIR_MARK_CG if is_dir else "."
-    if segs == ["**", "*"]:
-        return segs, "."
-    if segs == ["**", "*", "**"]:
-        return segs, _DIR_MARK_CG if is_dir else "/"
-    return segs, None
+    whole = _WHOLE.get(tuple(segs))
+    if whole is None:
+        return segs, None
+    return segs, whole[0] if is_dir else whole[1]
+
+
+# Normalised segments that pathspec matches as a whole: (regex of a folder pattern, of any other).
+_WHOLE: dict[tuple[str, ...], tuple[str, str]] = {
+    ("**",): (_DIR_MARK_CG, "."),
+    ("**", "*"): (".", "."),
+    ("**", "*", "**"): (_DIR_MARK_CG, "/"),
+}
+
+
+def _anchor(segs: list[str]) -> None:
+    """A leading `/` anchors the pattern at the root (the empty first segment goes); a pattern
+    of one segment (a trailing `/` aside) matches at any depth, as if written `**/NAME`."""
+    if not segs[0]:
+        del segs[0]
+    elif (len(segs) == 1 or (len(segs) == 2 and not segs[1])) and segs[0] != "**":
+        segs.insert(0, "**")
 
 
 def _translate(is_dir: bool, segs: list[str]) -> list[str]:
     """Regex parts for normalised segments; `**` gaps before the last one are committed."""
     gaps = [i for i, seg in enumerate(segs) if seg == "**" and i < len(segs) - 1]
-    last_gap = gaps[-1] if gaps else -1
-    parts: list[str] = []
-    open_group = False
+    out = _Regex(last_gap=gaps[-1] if gaps else -1)
     end = len(segs) - 1
     for i, seg in enumerate(segs):
         if seg == "**" and i == end:
-            if open_group:
-                parts.append(_SEGMENT_END + ")")
-                open_group = False
-            parts.append(_DIR_MARK_CG if is_dir else "/")
-            continue
-        if seg == "**":
-            if open_group:
-                parts.append(_SEGMENT_END + ")")
-                open_group = False
-            committed = i != last_gap
-            if i == 0:
-                parts.append("^(?>(?:.+?/)??" if committed else "^(?:.+/)?")
-            else:
-                parts.append("(?>(?:/.+?)??/" if committed else "(?:/.+)?/")
-            open_group = committed
-            continue
+            out.close_group()
+            out.parts.append(_DIR_MARK_CG if is_dir else "/")
+        elif seg == "**":
+            out.gap(i)
+        else:
+            out.segment(i, seg, follows_gap=i > 0 and segs[i - 1] == "**", last=i == end)
+    out.close_group()
+    return out.parts
+
+
+class _Regex:
+    """The regex of one pattern as it is written, segment by segment.
+
+    A committed `**` gap opens an atomic group that must close only after the segment that
+    follows it (the group commits to the first place where that segment matches), so whether
+    a group is open is state carried from one segment to the next."""
+
+    def __init__(self, last_gap: int) -> None:
+        self.parts: list[str] = []
+        self.last_gap = last_gap        # the last `**` before the end stays greedy (`ps_d`)
+        self.open_group = False
+
+    def close_group(self) -> None:
+        if self.open_group:
+            self.parts.append(_SEGMENT_END + ")")
+            self.open_group = False
+
+    def gap(self, i: int) -> None:
+        """A `**` that is not the last segment: any number of folders, committed unless it is the last gap."""
+        self.close_group()
+        committed = i != self.last_gap
         if i == 0:
-            parts.append("^")
-        elif segs[i - 1] != "**":
-            parts.append("/")
-        parts.append("[^/]+" if seg == "*" else _segment_regex(seg))
-        if i == end:
-            if open_group:
-                parts.append(_SEGMENT_END + ")")
-                open_group = False
-            parts.append(_DIR_MARK_OPT)
-    if open_group:
-        parts.append(_SEGMENT_END + ")")
-    return parts
+            self.parts.append("^(?>(?:.+?/)??" if committed else "^(?:.+/)?")
+        else:
+            self.parts.append("(?>(?:/.+?)??/" if committed else "(?:/.+)?/")
+        self.open_group = committed
+
+    def segment(self, i: int, seg: str, follows_gap: bool, last: bool) -> None:
+        """One segment glob; a gap before it already wrote the `/`; the last one may be a folder."""
+        if i == 0:
+            self.parts.append("^")
+        elif not follows_gap:
+            self.parts.append("/")
+        self.parts.append("[^/]+" if seg == "*" else _segment_regex(seg))
+        if last:
+            self.close_group()
+            self.parts.append(_DIR_MARK_OPT)
 
 
 def _segment_regex(glob: str) -> str:
