@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 from collections import Counter
+from collections.abc import Iterator
 
 from ..cuda.newlines import split_lines
 from ..findings import PERFORMANCE, Finding, Report, Severity
@@ -83,29 +84,40 @@ def render(report: Report, colour: bool = False, statistics: bool = False, quiet
     for e in report.errors:
         where = f"{visible(e.path)}: " if e.path else ""
         out.append(f"{where}tool error: {visible(e.message)}")
-    counts = Counter(f.severity for f in findings)
     if statistics:
-        out.append("")
-        by_rule = Counter(f.rule for f in findings)
-        for rule, n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0])):
-            out.append(f"{n:6d}  {visible(rule)}")
+        out.extend(_statistics(findings))
+    if not quiet:
+        out.append(_summary(report, findings))
+    return "\n".join(out) + "\n" if out else ""
+
+
+def _statistics(findings: list[Finding]) -> list[str]:
+    """`--statistics`: a blank line, then the count of each rule, the most frequent first."""
+    by_rule = Counter(f.rule for f in findings)
+    return ["", *(f"{n:6d}  {visible(rule)}" for rule, n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0])))]
+
+
+def _summary(report: Report, findings: list[Finding]) -> str:
+    """The last line: files, kernels and findings by severity, then only the counts that are not zero."""
+    counts = Counter(f.severity for f in findings)
     parsed = sum(1 for r in report.files if r.parsed)
     summary = (f"{len(report.files)} file(s), {parsed} parsed, "
                f"{sum(len(r.kernels) for r in report.files)} kernel(s): "
                f"{counts[Severity.ERROR]} error(s), {counts[Severity.WARNING]} warning(s), "
                f"{counts[Severity.NOTE]} note(s)")
+    return summary + "".join(_summary_extras(report, findings))
+
+
+def _summary_extras(report: Report, findings: list[Finding]) -> Iterator[str]:
+    """The summary's optional parts, in their order; a zero count says nothing, so it is left out."""
     undecided = sum(1 for f in findings if f.severity == Severity.NOTE and report.category(f) != PERFORMANCE)
     if undecided:
-        summary += f" ({undecided} about what could not be decided)"
+        yield f" ({undecided} about what could not be decided)"
     if report.errors:
-        summary += f", {len(report.errors)} tool error(s)"
-    suppressed = len(report.suppressed)
-    if suppressed:
-        summary += f", {suppressed} suppressed"
+        yield f", {len(report.errors)} tool error(s)"
+    if report.suppressed:
+        yield f", {len(report.suppressed)} suppressed"
     if getattr(report, "baselined", 0):
-        summary += f", {report.baselined} baselined"
+        yield f", {report.baselined} baselined"
     if getattr(report, "cached", 0):
-        summary += f" ({report.cached} file(s) unchanged, from the cache)"
-    if not quiet:
-        out.append(summary)
-    return "\n".join(out) + "\n" if out else ""
+        yield f" ({report.cached} file(s) unchanged, from the cache)"
