@@ -135,17 +135,21 @@ class _Reader:
             if ch == "]" and not first:
                 break
             first = False
-            lo = self.escape(self.take()) if ch == "\\" else frozenset(ch)
-            if self.peek() == "-" and self.p[self.i + 1:self.i + 2] not in ("]", "") and len(lo) == 1:
-                self.take()
-                end = self.take()
-                hi = self.escape(self.take()) if end == "\\" else frozenset(end)
-                if len(hi) != 1:
-                    raise _Unknown
-                chars.update(chr(c) for c in range(ord(next(iter(lo))), min(ord(next(iter(hi))), 127) + 1))
-            else:
-                chars |= lo
+            chars |= self._class_member(ch)
         return ANY - chars if negate else frozenset(c for c in chars if c in ANY)
+
+    def _class_member(self, ch: str) -> frozenset:
+        """One member of a bracket expression that starts with `ch`: a character, an escape, or a
+        range `lo-hi` (a `-` before the closing `]`, or after a class escape such as `\\d`, is literal)."""
+        lo = self.escape(self.take()) if ch == "\\" else frozenset(ch)
+        if self.peek() != "-" or self.p[self.i + 1:self.i + 2] in ("]", "") or len(lo) != 1:
+            return lo
+        self.take()
+        end = self.take()
+        hi = self.escape(self.take()) if end == "\\" else frozenset(end)
+        if len(hi) != 1:
+            raise _Unknown
+        return frozenset(chr(c) for c in range(ord(next(iter(lo))), min(ord(next(iter(hi))), 127) + 1))
 
 
 def first_chars(pattern: str) -> frozenset:

@@ -12,7 +12,8 @@ It also does two jobs that would otherwise need extra passes:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from lark import Token
 from lark.exceptions import UnexpectedCharacters
@@ -36,25 +37,13 @@ class FastLexer(Lexer):
         terminals = sorted(lexer_conf.terminals,
                            key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
         self.ignore = frozenset(lexer_conf.ignore)
-        name_re = re.compile(r"[A-Za-z_]\w*\Z")
-        self.keywords = {t.pattern.value: t.name for t in terminals
-                         if t.pattern.type == "str" and name_re.match(t.pattern.value)}
-        groups = []
-        for t in terminals:
-            if t.pattern.type == "str" and t.pattern.value in self.keywords:
-                continue  # matched as NAME, then looked up
-            if t.name in self.ignore and t.name not in ("PP", "COMMENT"):
-                continue  # plain whitespace: skipped by the prefix below
-            groups.append((f"(?P<{t.name}>{t.pattern.to_regexp()})", first_chars(t.pattern.to_regexp())))
+        self.keywords = _keywords(terminals)
+        groups = _groups(terminals, self.keywords, self.ignore)
         # One alternation per first character, in Lark's priority order: a
         # token costs one dict lookup and one short `re.match`.
         flags = lexer_conf.g_regex_flags
         self.master = re.compile("|".join(g for g, _ in groups), flags)
-        self.dispatch = {}
-        for ch in map(chr, range(1, 128)):
-            alts = [g for g, firsts in groups if ch in firsts]
-            if alts:
-                self.dispatch[ch] = re.compile("|".join(alts), flags).match
+        self.dispatch = _dispatch(groups, flags)
         # only these terminals can span lines (comments, continued directives, strings)
         self.multiline = frozenset(t.name for t in terminals if "\\n" in t.pattern.to_regexp()
                                    or t.name in ("COMMENT", "PP", "TEMPLATE_HEAD", "TNAME", "STRING",
@@ -108,3 +97,35 @@ class FastLexer(Lexer):
                 line = end_line
                 line_start = pos + value.rfind("\n") + 1
             pos = stop
+
+
+def _keywords(terminals: list[Any]) -> dict[str, str]:
+    """Keyword text -> terminal name, for the string terminals that look like names: they are
+    lexed as NAME and looked up, so the alternation does not try every keyword at each name."""
+    name_re = re.compile(r"[A-Za-z_]\w*\Z")
+    return {t.pattern.value: t.name for t in terminals if t.pattern.type == "str" and name_re.match(t.pattern.value)}
+
+
+def _groups(terminals: list[Any], keywords: dict[str, str], ignore: frozenset[str]) -> list[tuple[str, frozenset]]:
+    """(named regex group, characters it can start with) of every terminal the alternation
+    matches, in priority order: not the keywords (matched as NAME) nor plain whitespace (the
+    lexer skips it before matching); preprocessor lines and comments stay, they are collected."""
+    groups = []
+    for t in terminals:
+        if t.pattern.type == "str" and t.pattern.value in keywords:
+            continue  # matched as NAME, then looked up
+        if t.name in ignore and t.name not in ("PP", "COMMENT"):
+            continue  # plain whitespace: `lex` skips it before matching
+        groups.append((f"(?P<{t.name}>{t.pattern.to_regexp()})", first_chars(t.pattern.to_regexp())))
+    return groups
+
+
+def _dispatch(groups: list[tuple[str, frozenset]], flags: int) -> dict[str, Callable[..., Any]]:
+    """ASCII character -> `match` of the alternation of the groups a token can start with it;
+    a character no group starts with is absent (the lexer falls back to the whole alternation)."""
+    dispatch = {}
+    for ch in map(chr, range(1, 128)):
+        alts = [g for g, firsts in groups if ch in firsts]
+        if alts:
+            dispatch[ch] = re.compile("|".join(alts), flags).match
+    return dispatch
