@@ -38,26 +38,80 @@ def _facts(model: Any, facts: dict, source: str) -> dict | None:
     if model is None:
         return None
     events = list(model.trace.all_events())
-    loads = [ev for ev in events if ev.kind == K.TMA_LOAD and ev.barrier is not None]
+    loads = _on_barriers(events, K.TMA_LOAD)
     if not loads:
         return None
-    full = sorted({ev.barrier for ev in loads if ev.iteration} or {ev.barrier for ev in loads},
-                  key=lambda b: (str(b[0]), _index(b[1])))
+    full = _full_barriers(loads)
     full_set = set(full)
     inits = {key: ev.value for key, ev in model.mbarrier_inits().items()}
-    waits = [ev for ev in events if ev.kind == K.MBAR_WAIT and ev.barrier is not None]
-    arrived = {ev.barrier for ev in events if ev.kind == K.MBAR_ARRIVE and ev.barrier is not None}
-    empty = sorted({b for b in arrived if b not in full_set and b in inits} or
-                   {ev.barrier for ev in waits if ev.barrier not in full_set and ev.barrier in inits},
-                   key=lambda b: (str(b[0]), _index(b[1])))
+    waits = _on_barriers(events, K.MBAR_WAIT)
+    empty = _empty_barriers(_on_barriers(events, K.MBAR_ARRIVE), waits, full_set, inits)
+    producers, consumers = _roles(loads, waits, full_set)
+    boxes = facts.get("tma_box_bytes") or {}
+    first, one_slot, per_desc = _one_stage(loads)
+    announced_events = _announcements(events, first, one_slot)
+    lines = source.split("\n")
+    return {
+        "slots": len(full),
+        "full": [inits.get(b) for b in full],
+        "empty": [inits.get(b) for b in empty],
+        "stage_bytes": _stage_bytes(per_desc, boxes),
+        "boxes": _box_cells(per_desc, boxes),
+        "announced": _announced(announced_events),
+        "announce_calls": len(announced_events),
+        "producer": [_role_name(model, r) for r in producers],
+        "consumer": [_role_name(model, r) for r in consumers],
+        "consumer_parity": _parity(waits, lines, consumers, full_set),
+        "producer_parity": _parity(waits, lines, producers, set(empty)),
+    }
 
-    def role(index: int) -> str:
-        roles = model.roles
-        return str(roles[index]) if 0 <= index < len(roles) else f"role {index}"
 
+def _on_barriers(events: list, kind: K) -> list:
+    """The events of `kind` whose mbarrier the model resolved (the others name no slot)."""
+    return [ev for ev in events if ev.kind == kind and ev.barrier is not None]
+
+
+def _slot_order(barrier: tuple) -> tuple[str, int]:
+    """Barriers sort by array name, then index (an index that is not a number first)."""
+    return str(barrier[0]), _index(barrier[1])
+
+
+def _full_barriers(loads: list) -> list:
+    """The "full" mbarriers: those the TMA loads in the pipelined loop complete (those of all
+    the loads when none is in a loop), one per stage slot."""
+    return sorted({ev.barrier for ev in loads if ev.iteration} or {ev.barrier for ev in loads}, key=_slot_order)
+
+
+def _empty_barriers(arrivals: list, waits: list, full_set: set, inits: dict) -> list:
+    """The "empty" mbarriers: initialised ones, not full, that someone arrives on; failing
+    those, initialised ones, not full, that someone waits on."""
+    arrived = {ev.barrier for ev in arrivals}
+    return sorted({b for b in arrived if b not in full_set and b in inits} or
+                  {ev.barrier for ev in waits if ev.barrier not in full_set and ev.barrier in inits},
+                  key=_slot_order)
+
+
+def _roles(loads: list, waits: list, full_set: set) -> tuple[list[int], list[int]]:
+    """(producers, consumers): the roles that issue the TMA loads, and the other roles that
+    wait on the full barriers."""
     producers = sorted({ev.role for ev in loads})
     consumers = sorted({ev.role for ev in waits if ev.barrier in full_set} - set(producers))
-    boxes = facts.get("tma_box_bytes") or {}
+    return producers, consumers
+
+
+def _announcements(events: list, first: tuple, one_slot: Any) -> list:
+    """The `expect_tx` calls of the stage `_one_stage` picked: same iteration, same slot barrier."""
+    return [ev for ev in events if ev.kind in _EXPECT and ev.iteration == first and ev.barrier == one_slot]
+
+
+def _role_name(model: Any, index: int) -> str:
+    roles = model.roles
+    return str(roles[index]) if 0 <= index < len(roles) else f"role {index}"
+
+
+def _one_stage(loads: list) -> tuple[tuple, Any, dict[str, int]]:
+    """(iteration, slot barrier, loads per TMA descriptor) of one stage: the first loop
+    iteration's loads that complete the slot of its first load; one stage is what the table shows."""
     first = next((ev.iteration for ev in loads if ev.iteration), ())
     stage_loads = [ev for ev in loads if ev.iteration == first]
     one_slot = stage_loads[0].barrier if stage_loads else None
@@ -69,37 +123,39 @@ def _facts(model: Any, facts: dict, source: str) -> dict | None:
         name = getattr(desc, "ident", None)
         if name is not None:
             per_desc[name] = per_desc.get(name, 0) + 1
-    stage_bytes = sum(boxes[d] * n for d, n in per_desc.items() if d in boxes) \
-        if per_desc and all(d in boxes for d in per_desc) else None
-    announced_events = [ev for ev in events if ev.kind in _EXPECT and ev.iteration == first
-                        and ev.barrier == one_slot]
-    announced = sum(ev.value for ev in announced_events) \
-        if announced_events and all(isinstance(ev.value, int) for ev in announced_events) else None
-    lines = source.split("\n")
+    return first, one_slot, per_desc
 
-    def parity(roles: list[int], barriers: set) -> str | None:
-        for ev in waits:
-            if ev.role in roles and ev.barrier in barriers and ev.iteration:
-                line = ev.node.span.line
-                m = _WAIT_ARG.search(lines[line - 1]) if 0 < line <= len(lines) else None
-                if m:
-                    return _strip_parens(m.group(1))
+
+def _stage_bytes(per_desc: dict[str, int], boxes: dict) -> int | None:
+    """What one stage's loads write, from the boxes of their descriptors; None unless every
+    descriptor's box is known (a partial sum would look like a wrong expect_tx)."""
+    if not (per_desc and all(d in boxes for d in per_desc)):
         return None
+    return sum(boxes[d] * n for d, n in per_desc.items() if d in boxes)
 
-    return {
-        "slots": len(full),
-        "full": [inits.get(b) for b in full],
-        "empty": [inits.get(b) for b in empty],
-        "stage_bytes": stage_bytes,
-        "boxes": {d: f"{n} x {boxes[d]}" if n > 1 else str(boxes[d]) for d, n in sorted(per_desc.items())
-                  if d in boxes},
-        "announced": announced,
-        "announce_calls": len(announced_events),
-        "producer": [role(r) for r in producers],
-        "consumer": [role(r) for r in consumers],
-        "consumer_parity": parity(consumers, full_set),
-        "producer_parity": parity(producers, set(empty)),
-    }
+
+def _box_cells(per_desc: dict[str, int], boxes: dict) -> dict[str, str]:
+    """Descriptor -> its box bytes, `N x BYTES` when one stage loads it N times (known boxes only)."""
+    return {d: f"{n} x {boxes[d]}" if n > 1 else str(boxes[d]) for d, n in sorted(per_desc.items()) if d in boxes}
+
+
+def _announced(announced_events: list) -> int | None:
+    """The bytes one stage's `expect_tx` calls announce; None unless each is a known integer."""
+    if not (announced_events and all(isinstance(ev.value, int) for ev in announced_events)):
+        return None
+    return sum(ev.value for ev in announced_events)
+
+
+def _parity(waits: list, lines: list[str], roles: list[int], barriers: set) -> str | None:
+    """The parity argument of the first in-loop wait by `roles` on `barriers`, as the CUDA
+    line writes it (outer parentheses dropped); None when no such wait's line shows one."""
+    for ev in waits:
+        if ev.role in roles and ev.barrier in barriers and ev.iteration:
+            line = ev.node.span.line
+            m = _WAIT_ARG.search(lines[line - 1]) if 0 < line <= len(lines) else None
+            if m:
+                return _strip_parens(m.group(1))
+    return None
 
 
 def _index(i: object) -> int:
