@@ -249,70 +249,123 @@ def lower_variants(ref: KernelRef, archs: list[str], stages: list[int], params: 
     tl_version = tilelang_version()
     cache = _cache_folder(cache_dir)
     variants = [Variant(a, n) for a in archs for n in stages]
-    pending = []
-    for v in variants:
-        key = cache_key(ref, params, v.arch, v.num_stages, tl_version)
-        entry = _cached_entry(cache, key) if cache is not None and trace is None else None
-        if entry is not None:
-            v.result = entry
-            v.ok, v.cached = True, True
-            done(v)
-            continue
-        pending.append((v, key))
-    info: dict[str, Any] = {"name": ref.name, "tilelang": tl_version}
-    if any(v.result.get("as_written") for v in variants if v.cached):
-        info["as_written"] = True
+    # a traced run lowers every variant: the trace is what it is for
+    pending = _take_cached(variants, ref, params, tl_version, cache if trace is None else None, done)
+    info = _info(ref, tl_version, variants)
+    extra_keys: dict[str, list[str]] = {}
     if pending:
-        found = known or discover(ref, timeout)
-        info.update(name=found["name"], kind=found["kind"], stage_param=found.get("stage_param"),
-                    line=found.get("line"))
-        if "configs" in found:
-            info["configs"] = found["configs"]
-        if found["kind"] in ("factory", "jit") and not found.get("stage_param"):
-            # no num_stages to sweep (issue 39): one lowering per arch, as written, stored under
-            # every requested key so that the next run finds it without importing TileLang
-            info["as_written"] = True
-            keys: dict[str, list[str]] = {}
-            for v, key in pending:
-                keys.setdefault(v.arch, []).append(key)
-            pending = [(Variant(arch, stages[0], as_written=True), arch_keys[0])
-                       for arch, arch_keys in keys.items()]
-            variants = [v for v in variants if v.cached and v.arch not in keys] + [v for v, _ in pending]
-            extra_keys = keys
-        else:
-            extra_keys = {}
-    else:
-        extra_keys = {}
-
-    def work(item: tuple[Variant, str]) -> None:
-        v, key = item
-        env = None
-        if trace:
-            tdir = (trace_dir or Path("pipelint-trace")) / f"{info['name']}_{v.label}"
-            env = {"TL_LOWER_TRACE": trace, "TL_LOWER_TRACE_DIR": str(tdir)}
-        start = time.perf_counter()
-        res = run_worker({"mode": "lower", "file": ref.file, "name": info["name"], "params": params,
-                          "arch": v.arch, "num_stages": v.num_stages, "as_written": v.as_written}, timeout, env,
-                         colour)
-        v.seconds = time.perf_counter() - start
-        if res.get("ok"):
-            v.ok, v.result = True, res
-            if v.as_written:
-                v.num_stages = written_stages(res)
-            if cache is not None:
-                for k in extra_keys.get(v.arch, [key]) if v.as_written else [key]:
-                    _store_entry(cache, k, res)
-        else:
-            v.error, v.error_kind, v.result = res.get("error"), res.get("kind"), res
-        done(v)
-
+        pending, variants, extra_keys = _plan(info, known or discover(ref, timeout), pending, variants, stages)
+    job = _Lowering(ref, info["name"], params, timeout, colour, trace, trace_dir, cache, extra_keys, done)
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-        list(pool.map(work, pending))
+        list(pool.map(job, pending))
     if not info.get("kind"):
         info["name"] = next((v.result.get("name") for v in variants if v.ok), ref.name)
     if info.get("as_written"):
         variants = _one_per_arch(variants)
     return info, variants
+
+
+def _take_cached(variants: list[Variant], ref: KernelRef, params: dict, tl_version: str, cache: Path | None,
+                 done: Callable[[Variant], None]) -> list[tuple[Variant, str]]:
+    """Fill the variants the cache holds (`done` is called for each at once) and return the
+    others with their cache keys: what is left to lower.  With no cache every variant is left."""
+    pending = []
+    for v in variants:
+        key = cache_key(ref, params, v.arch, v.num_stages, tl_version)
+        entry = _cached_entry(cache, key) if cache is not None else None
+        if entry is None:
+            pending.append((v, key))
+            continue
+        v.result = entry
+        v.ok, v.cached = True, True
+        done(v)
+    return pending
+
+
+def _info(ref: KernelRef, tl_version: str, variants: list[Variant]) -> dict[str, Any]:
+    """The run's facts about the kernel before any worker says more: the name asked for, and
+    whether a cached result was lowered as written (then the sweep is one variant per arch)."""
+    info: dict[str, Any] = {"name": ref.name, "tilelang": tl_version}
+    if any(v.result.get("as_written") for v in variants if v.cached):
+        info["as_written"] = True
+    return info
+
+
+def _plan(info: dict[str, Any], found: dict, pending: list[tuple[Variant, str]],
+          variants: list[Variant], stages: list[int]
+          ) -> tuple[list[tuple[Variant, str]], list[Variant], dict[str, list[str]]]:
+    """What the worker's discovery `found` about the kernel goes into the run's `info`; and
+    (pending, variants, extra keys by arch): as they are, unless the kernel has no num_stages
+    to sweep (issue 39): then one lowering per arch, as written, stored under every requested
+    key so that the next run finds it without importing TileLang."""
+    info.update(name=found["name"], kind=found["kind"], stage_param=found.get("stage_param"),
+                line=found.get("line"))
+    if "configs" in found:
+        info["configs"] = found["configs"]
+    if found["kind"] in ("factory", "jit") and not found.get("stage_param"):
+        info["as_written"] = True
+        return _as_written(pending, variants, stages)
+    return pending, variants, {}
+
+
+def _as_written(pending: list[tuple[Variant, str]], variants: list[Variant],
+                stages: list[int]) -> tuple[list[tuple[Variant, str]], list[Variant], dict[str, list[str]]]:
+    """A kernel without a stage parameter: one variant per arch left to lower, in place of the
+    arch's pending ones (under the first of their keys), and every pending key by arch, under
+    which its result is stored."""
+    keys: dict[str, list[str]] = {}
+    for v, key in pending:
+        keys.setdefault(v.arch, []).append(key)
+    pending = [(Variant(arch, stages[0], as_written=True), arch_keys[0]) for arch, arch_keys in keys.items()]
+    variants = [v for v in variants if v.cached and v.arch not in keys] + [v for v, _ in pending]
+    return pending, variants, keys
+
+
+@dataclass
+class _Lowering:
+    """One variant's lowering in a worker process, as the pool runs it (`job((variant, key))`):
+    everything but the variant is the same for the whole sweep."""
+
+    ref: KernelRef
+    name: str | None
+    params: dict
+    timeout: float
+    colour: bool | None
+    trace: str | None
+    trace_dir: Path | None
+    cache: Path | None
+    extra_keys: dict[str, list[str]]
+    done: Callable[[Variant], None]
+
+    def __call__(self, item: tuple[Variant, str]) -> None:
+        v, key = item
+        start = time.perf_counter()
+        res = run_worker({"mode": "lower", "file": self.ref.file, "name": self.name, "params": self.params,
+                          "arch": v.arch, "num_stages": v.num_stages, "as_written": v.as_written}, self.timeout,
+                         self._trace_env(v), self.colour)
+        v.seconds = time.perf_counter() - start
+        if res.get("ok"):
+            v.ok, v.result = True, res
+            if v.as_written:
+                v.num_stages = written_stages(res)
+            self._store(v, key, res)
+        else:
+            v.error, v.error_kind, v.result = res.get("error"), res.get("kind"), res
+        self.done(v)
+
+    def _trace_env(self, v: Variant) -> dict | None:
+        """TileLang's trace switches for `--trace`, a folder of its own per variant."""
+        if not self.trace:
+            return None
+        tdir = (self.trace_dir or Path("pipelint-trace")) / f"{self.name}_{v.label}"
+        return {"TL_LOWER_TRACE": self.trace, "TL_LOWER_TRACE_DIR": str(tdir)}
+
+    def _store(self, v: Variant, key: str, res: dict) -> None:
+        """Cache a result under its key; one lowered as written under every key of its arch."""
+        if self.cache is None:
+            return
+        for k in self.extra_keys.get(v.arch, [key]) if v.as_written else [key]:
+            _store_entry(self.cache, k, res)
 
 
 def written_stages(result: dict) -> int:

@@ -67,25 +67,14 @@ def _classify(obj: Any) -> str | None:
 
 
 def find_kernel(module: types.ModuleType, path: str, name: str | None) -> tuple[str, Any, str]:
+    """(name, object, kind) of the kernel to lower: the one named, else the file's single
+    kernel (prim_func, jit, autotune), else its single kernel factory."""
     if name:
-        if not hasattr(module, name):
-            raise WorkerError("name", f"{name!r} not found in {path}")
-        obj = getattr(module, name)
-        kind = _classify(obj)
-        if kind is None:
-            raise WorkerError("name", f"{name!r} in {path} is not a kernel, @tilelang.jit or factory")
-        return name, obj, kind
-    kernels = [(n, o, _classify(o)) for n, o in vars(module).items()
-               if getattr(o, "__module__", module.__name__) == module.__name__ or _classify(o) != "factory"]
+        return _named_kernel(module, path, name)
+    kernels = _candidates(module)
     found = [(n, o, k) for n, o, k in kernels if k in ("jit", "prim_func", "autotune")]
     if not found:
-        factories = [(n, o, k) for n, o, k in kernels
-                     if k == "factory" and not n.startswith("_") and _stage_param(o)]
-        if not factories:
-            # a factory of any signature (issue 39): a public function of the file whose body
-            # defines a `@T.prim_func` or a `@tilelang.jit` kernel, lowered as written
-            factories = [(n, o, k) for n, o, k in kernels
-                         if k == "factory" and not n.startswith("_") and makes_kernel(o)]
+        factories = _factories(kernels)
         if len(factories) == 1:
             return factories[0]
         found = factories
@@ -95,6 +84,32 @@ def find_kernel(module: types.ModuleType, path: str, name: str | None) -> tuple[
         names = ", ".join(n for n, _, _ in found)
         raise WorkerError("ambiguous", f"{path} holds several kernels ({names}); pick one with {path}:NAME")
     return found[0]
+
+
+def _named_kernel(module: types.ModuleType, path: str, name: str) -> tuple[str, Any, str]:
+    """`FILE.py:NAME`: that object, which must be a kernel or a factory."""
+    if not hasattr(module, name):
+        raise WorkerError("name", f"{name!r} not found in {path}")
+    obj = getattr(module, name)
+    kind = _classify(obj)
+    if kind is None:
+        raise WorkerError("name", f"{name!r} in {path} is not a kernel, @tilelang.jit or factory")
+    return name, obj, kind
+
+
+def _candidates(module: types.ModuleType) -> list[tuple[str, Any, str | None]]:
+    """(name, object, kind) of the module's globals that may be its kernel: its own functions,
+    and kernels wherever they come from (a function imported from elsewhere is no factory of it)."""
+    return [(n, o, _classify(o)) for n, o in vars(module).items()
+            if getattr(o, "__module__", module.__name__) == module.__name__ or _classify(o) != "factory"]
+
+
+def _factories(kernels: list[tuple[str, Any, str | None]]) -> list[tuple[str, Any, str]]:
+    """The public factories that take a stage parameter; failing those, a factory of any
+    signature (issue 39): a public function of the file whose body defines a `@T.prim_func`
+    or a `@tilelang.jit` kernel, lowered as written."""
+    public = [(n, o, "factory") for n, o, k in kernels if k == "factory" and not n.startswith("_")]
+    return [c for c in public if _stage_param(c[1])] or [c for c in public if makes_kernel(c[1])]
 
 
 _KERNEL_MARKS = ("T.prim_func", "tilelang.jit", "T.Kernel(", "tl.jit", "prim_func")
