@@ -225,29 +225,52 @@ def _autotune_note(info: dict, params: dict) -> None:
 def render_lower(fmt: str, kernel: str, ref: KernelRef, info: dict, lowered: list[LoweredVariant], report: Report,
                  host: PluginHost, args: argparse.Namespace, root: str | None = None) -> str:
     from ..report import get_reporter
-    from ..report.json_report import finding_dict, shown_dict
     from ..report.present import shown
-    from ..report.table import columns
-    from ..report.text import format_finding
 
     items = shown(report)           # what every format shows and counts: one finding per defect
     loops = python_loops(ref.file, kernel)
 
     if fmt == "json":
-        doc = {
-            "tool": {"name": "pipelint", "version": __import__("pipelint").__version__},
-            "kernel": {"file": ref.file, "name": kernel, "tilelang": info.get("tilelang")},
-            "variants": [_variant_dict(lv, finding_dict, loops) for lv in lowered],
-            "findings": [shown_dict(s) for s in items],
-            "errors": [{"message": e.message, "plugin": e.plugin} for e in report.errors],
-        }
-        return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+        return _lower_json(kernel, ref, info, lowered, report, items, loops)
     if fmt != "text":       # every other registered format renders the sweep's report
         return get_reporter(fmt, host)(report, host=host, category=args.sarif_category, colour=False,
                                        statistics=getattr(args, "statistics", False), root=root,
                                        quiet=getattr(args, "quiet", False))
-    colour = False
     lines = [f"kernel {kernel} ({ref.file}), TileLang {info.get('tilelang')}", ""]
+    lines += _variant_table(lowered)
+    lines += _tma_table(lowered)
+    if info.get("as_written"):
+        lines += ["", f"{kernel} takes no num_stages parameter: lowered as written; only its written stage "
+                      f"count was checked"]
+    lines += _planner_facts(lowered, loops, ref.file)
+    lines.append("")
+    lines += _finding_lines(items, report, dumped=bool(args.dump_dir))
+    lines.append(_sweep_summary(lowered, items))
+    if args.dump_dir:
+        lines.append(f"CUDA and IR facts written to {args.dump_dir}/")
+    return "\n".join(visible(line) for line in lines) + "\n"       # kernel, file and loop names are input
+
+
+def _lower_json(kernel: str, ref: KernelRef, info: dict, lowered: list[LoweredVariant], report: Report,
+                items: list, loops: list[tuple[str, int]]) -> str:
+    """`--format json`: the kernel, every variant with its facts and findings, the shown findings."""
+    from ..report.json_report import finding_dict, shown_dict
+
+    doc = {
+        "tool": {"name": "pipelint", "version": __import__("pipelint").__version__},
+        "kernel": {"file": ref.file, "name": kernel, "tilelang": info.get("tilelang")},
+        "variants": [_variant_dict(lv, finding_dict, loops) for lv in lowered],
+        "findings": [shown_dict(s) for s in items],
+        "errors": [{"message": e.message, "plugin": e.plugin} for e in report.errors],
+    }
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def _variant_table(lowered: list[LoweredVariant]) -> list[str]:
+    """One row per variant: the planner's stage and order, versions, the steady cp.async wait,
+    barriers, shared memory and how many findings (notes aside) it has."""
+    from ..report.table import columns
+
     header = ("arch", "N", "stage", "order", "versions", "wait/groups", "in flight", "barriers/iter",
               "smem bytes", "findings")
     rows = [header]
@@ -259,37 +282,55 @@ def render_lower(fmt: str, kernel: str, ref: KernelRef, info: dict, lowered: lis
                      _fmt(lv.max_versions if lv.ok else None), f"{wait[0]}/{wait[1]}" if wait else "-",
                      _fmt(lv.in_flight), _fmt(lv.barriers_per_iteration), _fmt(lv.shared_bytes),
                      "FAILED" if not lv.ok else str(sum(1 for f in lv.findings if f.severity != Severity.NOTE))))
-    lines += columns(rows)
+    return columns(rows)
+
+
+def _tma_table(lowered: list[LoweredVariant]) -> list[str]:
+    """The Hopper variants' TMA pipeline table under a blank line and its title; nothing without one."""
     from ..lowering.hopper import table_rows
+    from ..report.table import columns
 
     tma = table_rows(lowered)
-    if tma:
-        lines += ["", "TMA pipeline (Hopper: stage slots with full/empty mbarriers instead of cp.async groups):"]
-        lines += columns(tma)
-    if info.get("as_written"):
-        lines += ["", f"{kernel} takes no num_stages parameter: lowered as written; only its written stage "
-                      f"count was checked"]
+    if not tma:
+        return []
+    return ["", "TMA pipeline (Hopper: stage slots with full/empty mbarriers instead of cp.async groups):",
+            *columns(tma)]
+
+
+def _planner_facts(lowered: list[LoweredVariant], loops: list[tuple[str, int]], path: str) -> list[str]:
+    """The planner's three facts of each pipelined loop of each variant, as the seed document writes them."""
+    lines: list[str] = []
     for lv in lowered:
-        named = loop_names(lv.pipelined_loops, loops, ref.file)
+        named = loop_names(lv.pipelined_loops, loops, path)
         for loop, name in zip(lv.pipelined_loops, named):
             lines += ["", f"{lv.arch} num_stages={lv.num_stages} ({name}):",
                       f"software_pipeline_stage = {loop['software_pipeline_stage']}",
                       f"software_pipeline_order = {loop['software_pipeline_order']}",
                       f"tl_pipelined_num_stages = {loop['tl_pipelined_num_stages']}"]
-    lines.append("")
+    return lines
+
+
+def _finding_lines(items: list, report: Report, dumped: bool) -> list[str]:
+    """Each shown finding as `check` prints it, with its source line where there is a file to
+    show it from (a dump, or the user's Python), then the tool errors."""
+    from ..report.text import format_finding
+
+    lines: list[str] = []
     for s in items:
         at_python = s.finding.location.path.endswith(".py")
-        lines.extend(format_finding(s.finding, colour, source=bool(args.dump_dir) or at_python))
+        lines.extend(format_finding(s.finding, False, source=dumped or at_python))
     for e in report.errors:
         lines.append(f"tool error: {e.message}")
+    return lines
+
+
+def _sweep_summary(lowered: list[LoweredVariant], items: list) -> str:
+    """Variants lowered, and the findings by severity: the same count as `check` on the dump
+    folder (the findings shown, each defect once)."""
     ok = sum(1 for lv in lowered if lv.ok)
-    # the same count as `check` on the dump folder: the findings shown, each defect once
     counts = {s: sum(1 for item in items if item.finding.severity == s) for s in Severity}
-    lines.append(f"{len(lowered)} variant(s), {ok} lowered: {counts[Severity.ERROR]} error(s), "
-                 f"{counts[Severity.WARNING]} warning(s), {counts[Severity.NOTE]} note(s)")
-    if args.dump_dir:
-        lines.append(f"CUDA and IR facts written to {args.dump_dir}/")
-    return "\n".join(visible(line) for line in lines) + "\n"       # kernel, file and loop names are input
+    return (f"{len(lowered)} variant(s), {ok} lowered: {counts[Severity.ERROR]} error(s), "
+            f"{counts[Severity.WARNING]} warning(s), {counts[Severity.NOTE]} note(s)")
 
 
 def python_loops(path: str, kernel: str | None) -> list[tuple[str, int]]:
