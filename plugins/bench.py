@@ -282,12 +282,7 @@ def _measure_variant(args, ref, params: dict, n: int, static: dict, error: str |
                      work: tuple) -> tuple[dict, Any]:
     """One variant's row, and its profiler when it ran (the reference is timed with the first)."""
     v: dict[str, Any] = {"num_stages": n, "static": static, "smem_bytes_static": static.get("smem_dynamic")}
-    kernel = None
-    if error is None:
-        try:
-            kernel = _compile(ref.file, ref.name, params, n, args.out_idx)
-        except BaseException as exc:  # noqa: BLE001
-            error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else exc}"
+    kernel, error = _compiled(args, ref, params, n, error)
     if kernel is None:
         v["status"] = "smem-exceeded" if any(w in (error or "") for w in SMEM_WORDS) else "compile-failed"
         v["error"] = error
@@ -298,26 +293,44 @@ def _measure_variant(args, ref, params: dict, n: int, static: dict, error: str |
     except BaseException as exc:  # noqa: BLE001
         v["smem_bytes_compiled"], v["smem_source"] = None, f"unavailable: {exc}"
     try:
-        profiler = kernel.get_profiler()
-        if reference is not None:
-            try:
-                profiler.assert_allclose(reference, atol=1e-2, rtol=1e-2)
-                v["correct"] = True
-            except AssertionError as exc:
-                v["correct"] = False
-                v["error"] = str(exc).splitlines()[0][:200]
-        med, spread, samples = _time(profiler, args=args)
-        v.update(status="ok" if v.get("correct", True) else "incorrect", latency_ms=med, spread=spread,
-                 samples=samples)
-        amount, unit = work
-        if amount:
-            v["throughput"] = amount / (med * 1e-3) / unit
-        return v, profiler
+        return _timed(v, kernel, reference, args, work)
     except BaseException as exc:  # noqa: BLE001 - a launch failure is this variant's result
         text = f"{type(exc).__name__}: {exc}"
         v["status"] = "smem-exceeded" if any(w in text for w in SMEM_WORDS) else "launch-failed"
         v["error"] = text[:300]
         return v, None
+
+
+def _compiled(args, ref, params: dict, n: int, error: str | None) -> tuple[Any, str | None]:
+    """(kernel, None) compiled in this process, or (None, why): the error the parallel compile
+    already hit, or this compile's last line."""
+    if error is not None:
+        return None, error
+    try:
+        return _compile(ref.file, ref.name, params, n, args.out_idx), None
+    except BaseException as exc:  # noqa: BLE001
+        return None, f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else exc}"
+
+
+def _timed(v: dict[str, Any], kernel, reference, args, work: tuple) -> tuple[dict, Any]:
+    """Check the kernel against the reference (when there is one), time it and fill `v`'s
+    status, latency and throughput; an exception here is the variant's launch failure, and
+    what `v` holds by then stays (`_measure_variant`)."""
+    profiler = kernel.get_profiler()
+    if reference is not None:
+        try:
+            profiler.assert_allclose(reference, atol=1e-2, rtol=1e-2)
+            v["correct"] = True
+        except AssertionError as exc:
+            v["correct"] = False
+            v["error"] = str(exc).splitlines()[0][:200]
+    med, spread, samples = _time(profiler, args=args)
+    v.update(status="ok" if v.get("correct", True) else "incorrect", latency_ms=med, spread=spread,
+             samples=samples)
+    amount, unit = work
+    if amount:
+        v["throughput"] = amount / (med * 1e-3) / unit
+    return v, profiler
 
 
 def portable_command(argv: list[str]) -> str:
