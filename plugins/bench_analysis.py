@@ -46,14 +46,27 @@ def explain(v: dict, best_ms: float | None, min_barriers: int | None,
             tolerance: float = DEFAULT_TOLERANCE) -> list[str]:
     """Why a variant is slow or failed, in terms of pipelint's static facts.  A variant more than
     `tolerance` slower than the best says by how much, explained or not."""
-    reasons = []
     status = v.get("status")
+    reasons = _status_reasons(v, status) + _static_reasons(v.get("static", {}), status, min_barriers)
+    if best_ms and v.get("latency_ms") and v["latency_ms"] > best_ms * (1 + tolerance):
+        slower = f"{100 * (v['latency_ms'] / best_ms - 1):.0f}% slower than the best"
+        reasons.insert(0, slower if reasons else f"{slower}, with no static explanation")
+    return reasons
+
+
+def _status_reasons(v: dict, status: str | None) -> list[str]:
+    """A variant that did not run: why, and whether pipelint's shared-memory budget said so beforehand."""
     if status == "smem-exceeded":
         predicted = "shared-memory-budget" in v.get("static", {}).get("rules", [])
-        reasons.append("does not fit in shared memory" + (" (predicted: shared-memory-budget)" if predicted else ""))
-    elif status not in ("ok", None):
-        reasons.append(status)
-    static = v.get("static", {})
+        return ["does not fit in shared memory" + (" (predicted: shared-memory-budget)" if predicted else "")]
+    if status not in ("ok", None):
+        return [status]
+    return []
+
+
+def _static_reasons(static: dict, status: str | None, min_barriers: int | None) -> list[str]:
+    """What the static facts of the variant say costs time: no overlap, deep waits, extra barriers."""
+    reasons = []
     rules = set(static.get("rules", []))
     if static.get("versions") == 1 and status == "ok":
         reasons.append("single-buffered (1 version): each load waits for the previous compute")
@@ -66,9 +79,6 @@ def explain(v: dict, best_ms: float | None, min_barriers: int | None,
         reasons.append(f"{bpi} barriers per iteration (best variant: {min_barriers})")
     if "redundant-barrier" in rules:
         reasons.append("barrier on the critical path (redundant-barrier)")
-    if best_ms and v.get("latency_ms") and v["latency_ms"] > best_ms * (1 + tolerance):
-        slower = f"{100 * (v['latency_ms'] / best_ms - 1):.0f}% slower than the best"
-        reasons.insert(0, slower if reasons else f"{slower}, with no static explanation")
     return reasons
 
 
@@ -99,25 +109,27 @@ def render_table(doc: dict) -> str:
                   + (f"  (reference {cfg['reference_ms']:.3f} ms)" if cfg.get("reference_ms") else "")]
         header = ("N", "status", "latency ms", "spread", unit, "of ref", "smem B", "static B", "wait", "bar/it",
                   "why")
-        rows = [header]
-        for v in sorted(cfg["variants"], key=lambda v: v["num_stages"]):
-            s = v.get("static", {})
-            rows.append((str(v["num_stages"]), v.get("status", "?"),
-                         f"{v['latency_ms']:.3f}" if v.get("latency_ms") else "-",
-                         f"{100 * v['spread']:.1f}%" if v.get("spread") is not None else "-",
-                         f"{v['throughput']:.1f}" if v.get("throughput") else "-",
-                         f"{100 * v['fraction_of_reference']:.0f}%" if v.get("fraction_of_reference") else "-",
-                         str(v.get("smem_bytes_compiled") or "-"), str(v.get("smem_bytes_static") or "-"),
-                         str(s.get("steady_wait", "-")) if s.get("steady_wait") is not None else "-",
-                         "-" if s.get("barriers_per_iteration") is None else str(s["barriers_per_iteration"]),
-                         "; ".join(v.get("explanation") or []) + (f"; {v['agreement']}" if v.get("agreement") else "")))
-        lines += columns(rows)
+        lines += columns([header, *(_table_row(v) for v in sorted(cfg["variants"], key=lambda v: v["num_stages"]))])
         k = cfg.get("knee")
         if k:
             lines.append(f"knee: num_stages={k['num_stages']} ({k['latency_ms']:.3f} ms, within "
                          f"{100 * k['tolerance']:.0f}% of the best {k['best_ms']:.3f} ms), shared memory "
                          f"{k['shared_bytes']} B")
     return "\n".join(lines) + "\n"
+
+
+def _table_row(v: dict) -> tuple[str, ...]:
+    """One variant's cells; `-` for what it does not have (a failed variant has no latency)."""
+    s = v.get("static", {})
+    return (str(v["num_stages"]), v.get("status", "?"),
+            f"{v['latency_ms']:.3f}" if v.get("latency_ms") else "-",
+            f"{100 * v['spread']:.1f}%" if v.get("spread") is not None else "-",
+            f"{v['throughput']:.1f}" if v.get("throughput") else "-",
+            f"{100 * v['fraction_of_reference']:.0f}%" if v.get("fraction_of_reference") else "-",
+            str(v.get("smem_bytes_compiled") or "-"), str(v.get("smem_bytes_static") or "-"),
+            str(s.get("steady_wait", "-")) if s.get("steady_wait") is not None else "-",
+            "-" if s.get("barriers_per_iteration") is None else str(s["barriers_per_iteration"]),
+            "; ".join(v.get("explanation") or []) + (f"; {v['agreement']}" if v.get("agreement") else ""))
 
 
 def plot(doc: dict, path: str) -> None:
@@ -129,21 +141,7 @@ def plot(doc: dict, path: str) -> None:
 
     fig, (ax_lat, ax_mem) = plt.subplots(1, 2, figsize=(11, 4.2))
     for cfg in doc["configs"]:
-        ok = sorted(ok_variants(cfg), key=lambda v: v["num_stages"])
-        label = config_label(cfg["config"])
-        if ok:
-            ax_lat.plot([v["num_stages"] for v in ok], [v["latency_ms"] for v in ok], marker="o", label=label)
-            k = cfg.get("knee")
-            if k:
-                ax_lat.scatter([k["num_stages"]], [k["latency_ms"]], s=140, facecolors="none", edgecolors="black")
-        mem = sorted((v for v in cfg["variants"] if v.get("smem_bytes_static") or v.get("smem_bytes_compiled")),
-                     key=lambda v: v["num_stages"])
-        ax_mem.plot([v["num_stages"] for v in mem],
-                    [(v.get("smem_bytes_compiled") or v.get("smem_bytes_static")) / 1024 for v in mem],
-                    marker="s", label=label)
-        if cfg.get("reference_ms"):
-            ax_lat.axhline(cfg["reference_ms"], linestyle=":", linewidth=1, color=ax_lat.lines[-1].get_color()
-                           if ax_lat.lines else "gray")
+        _plot_config(cfg, ax_lat, ax_mem)
     ax_lat.set(xlabel="num_stages", ylabel="latency (ms, median)",
                title=f"{doc['kernel']['name']}: latency (dotted: {doc.get('reference') or 'reference'})")
     ax_mem.set(xlabel="num_stages", ylabel="shared memory per block (KiB)", title="shared memory")
@@ -154,3 +152,23 @@ def plot(doc: dict, path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _plot_config(cfg: dict, ax_lat: Any, ax_mem: Any) -> None:
+    """One config's lines: latency of the variants that ran (its knee circled, its reference
+    dotted in the same colour), and shared memory of every variant that has a figure for it."""
+    ok = sorted(ok_variants(cfg), key=lambda v: v["num_stages"])
+    label = config_label(cfg["config"])
+    if ok:
+        ax_lat.plot([v["num_stages"] for v in ok], [v["latency_ms"] for v in ok], marker="o", label=label)
+        k = cfg.get("knee")
+        if k:
+            ax_lat.scatter([k["num_stages"]], [k["latency_ms"]], s=140, facecolors="none", edgecolors="black")
+    mem = sorted((v for v in cfg["variants"] if v.get("smem_bytes_static") or v.get("smem_bytes_compiled")),
+                 key=lambda v: v["num_stages"])
+    ax_mem.plot([v["num_stages"] for v in mem],
+                [(v.get("smem_bytes_compiled") or v.get("smem_bytes_static")) / 1024 for v in mem],
+                marker="s", label=label)
+    if cfg.get("reference_ms"):
+        ax_lat.axhline(cfg["reference_ms"], linestyle=":", linewidth=1, color=ax_lat.lines[-1].get_color()
+                       if ax_lat.lines else "gray")
