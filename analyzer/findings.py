@@ -71,11 +71,68 @@ class Location:
     outside: bool = False
 
 
+def thread_ranges(threads: tuple[int, ...]) -> str:
+    """`0-127, 256` for a set of thread numbers (how witnesses write their sides' threads)."""
+    out: list[str] = []
+    xs = sorted(set(threads))
+    i = 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        out.append(f"{xs[i]}-{xs[j]}" if j > i else str(xs[i]))
+        i = j + 1
+    return ", ".join(out) or "none"
+
+
+@dataclass(frozen=True, slots=True)
+class WitnessSide:
+    """One access of a race's witness: the statement (`line` of the CUDA file and its text), what
+    it does (`access`: store, load, atomic, copy, tma), the block's `threads` that make it and the
+    pipelined loop `iteration` (loop variable -> value; empty outside a pipelined loop)."""
+
+    line: int
+    access: str
+    threads: tuple[int, ...]
+    statement: str = ""
+    iteration: tuple[tuple[str, int], ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        return {"line": self.line, "statement": self.statement, "access": self.access,
+                "threads": thread_ranges(self.threads), "iteration": dict(self.iteration)}
+
+
+@dataclass(frozen=True, slots=True)
+class Witness:
+    """Why a race finding is a race, in terms a run can reproduce: `first` may happen after
+    `second` (or the reverse) because nothing orders them (`kind`: RAW, WAR or WAW on `buffer`),
+    and `pair` is one concrete (thread of first, thread of second) that touch a common byte, when
+    the model can name one.  Lines are those of the analysed CUDA file (`path`), also where a
+    report shows the finding at its TileLang line.  `pipelint verify --forced-schedule` delays the
+    side that must come late (`pipelint.plugins.forced_schedule`)."""
+
+    kind: str
+    buffer: str
+    first: WitnessSide
+    second: WitnessSide
+    pair: tuple[int, int] | None = None
+    path: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        """The `witness` key of JSON output and the `witness` result property of SARIF."""
+        return {"kind": self.kind, "buffer": self.buffer, "path": self.path, "first": self.first.to_json(),
+                "second": self.second.to_json(), "pair": list(self.pair) if self.pair else None}
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One result: a `rule` id, its severity, a message, the primary `location` and `related`
     ones (each with its message), the kernel it is in, the plugin (stamped by pipelint) and
-    `help`, the fix in one line (the rule's general advice when the check gives none)."""
+    `help`, the fix in one line (the rule's general advice when the check gives none).
+
+    `witness` is the schedule that shows a race (`Witness`), where the model names it.  It is
+    evidence about the finding, not part of what the finding is: it takes no part in equality,
+    and fingerprints, baselines and deduplication never read it."""
 
     rule: str
     severity: Severity
@@ -85,6 +142,7 @@ class Finding:
     kernel: str | None = None
     plugin: str | None = None
     help: str = ""               # the one-line fix: what to insert, remove or change, and where
+    witness: Witness | None = field(default=None, compare=False)
 
     @property
     def sort_key(self) -> tuple:

@@ -27,17 +27,23 @@ Pure and CPU-only (pipelint's parser and model); the GPU side is `plugins/verify
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipelint.cuda import ast as A
+from pipelint.findings import Witness as PublicWitness
+from pipelint.findings import WitnessSide, thread_ranges
 
 FORCED_RULES = frozenset({"shared-race", "shared-write-race", "barrier-scope", "missing-barrier", "global-race",
                           "wait-too-shallow", "uncommitted-copy", "mbarrier-release", "version-overwrite"})
 WARP = 32
 DELAY_CYCLES = 4_000_000           # ~2 ms at the H200's 1.98 GHz: far beyond any copy's or barrier's latency
 SELECT_VAR = "pl_fs_select"
+SPIN, HEAL, REFILL = "spin", "heal", "refill"
+REFILL_BARRIER = 15                # the named barrier a poisoning group meets at (TileLang numbers its own from 1 up)
 
 
 class PlanError(Exception):
@@ -73,13 +79,15 @@ class Witness:
     pair: tuple[int, int] | None = None
     message: str = ""
 
+    def public(self, path: str = "") -> PublicWitness:
+        """The witness as findings carry it (`pipelint.findings.Witness`): no anchors or columns."""
+        def side(x: Side) -> WitnessSide:
+            return WitnessSide(x.line, x.access, x.threads, x.anchor, x.iteration)
+        return PublicWitness(self.kind, self.buffer, side(self.first), side(self.second), self.pair, path)
+
     def to_json(self) -> dict[str, Any]:
-        """The `witness` property of a finding in JSON/SARIF output."""
-        def side(s: Side) -> dict[str, Any]:
-            return {"line": s.line, "access": s.access, "threads": _ranges(s.threads),
-                    "iteration": dict(s.iteration)}
-        return {"kind": self.kind, "buffer": self.buffer, "first": side(self.first), "second": side(self.second),
-                "pair": list(self.pair) if self.pair else None}
+        """The `witness` property of a finding in JSON/SARIF output (`Witness.to_json` of findings)."""
+        return self.public().to_json()
 
 
 @dataclass(frozen=True)
@@ -98,13 +106,22 @@ class Delay:
     cycles: int = DELAY_CYCLES
     separable: bool = True
     number: int = 0                    # its selector value in an instrumented build (1, 2, ...)
+    mode: str = SPIN                   # SPIN | HEAL (a spin of every warp of the side) | REFILL
+    refill: tuple[str, int] | None = None   # REFILL: (the load's destination expression, its bytes)
+    group: int = 0                     # REFILL: the threads that poison (0: the loading thread alone)
 
     def describe(self) -> str:
         """`warps 0-3 (threads 0-127) before line 29, k=2, 2.0 ms`: for tables and the `verify.delay` property."""
+        if self.mode == REFILL and self.refill is not None:
+            who = f"threads 0-{self.group - 1} (mod {self.group}) of the loading group" if self.group \
+                else "the loading thread"
+            return (f"slot refilled with 0xff at its release by {who}: {self.refill[1]} bytes at {self.refill[0]}, "
+                    f"before line {self.line}, every iteration")
         threads = tuple(t for w in self.warps for t in range(w * WARP, (w + 1) * WARP))
         it = "".join(f", {v}={n}" for v, n in self.iteration) or ", every iteration"
+        heal = " (every warp of the side: the missing order emulated)" if self.mode == HEAL else ""
         return (f"{'warp' if len(self.warps) == 1 else 'warps'} {_ranges(self.warps)} ({_ranges(threads)}) before "
-                f"line {self.line}{it}, {self.cycles / 1.98e6:.1f} ms")
+                f"line {self.line}{it}, {self.cycles / 1.98e6:.1f} ms{heal}")
 
 
 @dataclass
@@ -121,16 +138,7 @@ class FindingPlan:
 
 # ------------------------------------------------------------------ witnesses from the model
 def _ranges(items: tuple[int, ...] | list[int]) -> str:
-    out: list[str] = []
-    xs = sorted(set(items))
-    i = 0
-    while i < len(xs):
-        j = i
-        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
-            j += 1
-        out.append(f"{xs[i]}-{xs[j]}" if j > i else str(xs[i]))
-        i = j + 1
-    return ", ".join(out) or "none"
+    return thread_ranges(tuple(items))
 
 
 def _members(threads: int) -> tuple[int, ...]:
@@ -238,24 +246,37 @@ def _issue_witness(model: Any, lines: list[str], stmts: list[A.Node], issue: Any
     return Witness("", 0, "WAR", first, second, str(issue.facts.get("buffer", "")))
 
 
-def _candidates(model: Any, lines: list[str]) -> list[Witness]:
+@dataclass(frozen=True)
+class _Candidate:
+    """A hazard of the model that may be a finding's witness: its two statements' lines (cheap to
+    match) and how to build the witness (the collision pair is computed only for a match)."""
+
+    lines: tuple[int, int]
+    build: Any
+
+
+def _candidates(model: Any, lines: list[str]) -> list[_Candidate]:
     from pipelint.model.intrinsics import IssueKind as I
+    from pipelint.model.placement import statement_of
 
     stmts = _statements(model.func)
-    out: list[Witness] = []
+    out: list[_Candidate] = []
+
+    def line_of(ev: Any) -> int:
+        return int(statement_of(model.func, ev.node).span.line)
+
     hazards = [*model.cp_async.plain_hazards, *model.races.hazards, *model.global_handoff.hazards,
                *model.cp_async.hazards]
     for h in hazards:
         if getattr(h, "certain", True):
-            try:
-                out.append(_hazard_witness(model, lines, stmts, h))
-            except (StopIteration, IndexError, KeyError):
-                continue
+            with contextlib.suppress(StopIteration, IndexError, KeyError, AttributeError):
+                out.append(_Candidate((line_of(h.first), line_of(h.second)),
+                                      functools.partial(_hazard_witness, model, lines, stmts, h)))
     for issue in model.mbarrier.issues:
-        if issue.kind in (I.WAR_UNRELEASED, I.WAR_UNOBSERVED, I.WAR_UNCONSUMED):
-            w = _issue_witness(model, lines, stmts, issue)
-            if w is not None:
-                out.append(w)
+        if issue.kind in (I.WAR_UNRELEASED, I.WAR_UNOBSERVED, I.WAR_UNCONSUMED) and issue.related:
+            with contextlib.suppress(StopIteration, IndexError, KeyError, AttributeError):
+                out.append(_Candidate((line_of(issue.related[0][0]), line_of(issue.event)),
+                                      functools.partial(_issue_witness, model, lines, stmts, issue)))
     return out
 
 
@@ -267,10 +288,69 @@ def _score(w: Witness) -> tuple[int, int]:
     return (0 if apart else 1, 0 if w.pair else 1)
 
 
+def _witness_of(f: Any, pool: list[_Candidate]) -> Witness | None:
+    """The best witness among the model's hazards whose statements are the finding's lines (its
+    primary and related lines of the same file; failing both, one of them), or None."""
+    near = {r.line for r in f.related if r.path == f.location.path} | {f.location.line}
+    match = [c for c in pool if c.lines[0] in near and c.lines[1] in near]
+    match = match or [c for c in pool if c.lines[0] in near or c.lines[1] in near]
+    built = []
+    for c in match:
+        with contextlib.suppress(StopIteration, IndexError, KeyError, AttributeError):
+            w = c.build()
+            if w is not None:
+                built.append(w)
+    if not built:
+        return None
+    return replace(min(built, key=_score), rule=f.rule, line=f.location.line, message=f.message)
+
+
+def forced(f: Any) -> bool:
+    """Whether forced scheduling addresses a finding: an error of a race-kind rule."""
+    return bool(f.rule in FORCED_RULES and f.severity.value == "error")
+
+
+def match_witnesses(findings: list[Any], models: list[Any], text: str) -> dict[int, Witness]:
+    """For each race-kind error of `findings` (by index) whose lines a hazard of `models` names,
+    that hazard's witness.  The one place findings meet the model's hazards: `analyze` (verify's
+    plans) and `attach_witnesses` (`check`'s output) both read it."""
+    wanted = [i for i, f in enumerate(findings) if forced(f)]
+    if not wanted:
+        return {}
+    lines = text.split("\n")
+    pool = [c for model in models for c in _candidates(model, lines)]
+    out: dict[int, Witness] = {}
+    for i in wanted:
+        w = _witness_of(findings[i], pool)
+        if w is not None:
+            out[i] = w
+    return out
+
+
+def attach_witnesses(findings: list[Any], models: list[Any], text: str) -> list[Any]:
+    """`findings` with each race finding's `witness` filled in from the model's hazards (the
+    others, and findings no hazard matches, unchanged).  Run where findings and their kernel
+    models meet (`engine.analyze_source`); the witness changes no finding's identity."""
+    matched = match_witnesses(findings, models, text)
+    return [replace(f, witness=matched[i].public(f.location.path)) if i in matched else f
+            for i, f in enumerate(findings)]
+
+
 def witnesses(text: str, path: str = "kernel.cu", host: Any = None) -> list[FindingPlan]:
     """pipelint's findings on `text` that forced scheduling addresses, each with its witness and
     delays (`why_none` says why a finding has none)."""
     return analyze(text, path, host)[0]
+
+
+def _plan(f: Any, w: Witness | None, lines: list[str]) -> FindingPlan:
+    if w is None:
+        return FindingPlan(f.rule, f.location.line, f.message, None,
+                           why_none="no hazard of the model matches the finding's lines")
+    plan = FindingPlan(f.rule, f.location.line, f.message, w)
+    plan.delays = delays_for(w) + refills_for(w, lines)
+    if not plan.delays:
+        plan.why_none = "neither side has threads to delay"
+    return plan
 
 
 def analyze(text: str, path: str = "kernel.cu", host: Any = None) -> tuple[list[FindingPlan], list[Any]]:
@@ -278,29 +358,11 @@ def analyze(text: str, path: str = "kernel.cu", host: Any = None) -> tuple[list[
     from pipelint.engine import analyze_source
     from pipelint.pluginhost import load_plugins
 
-    host = host or load_plugins()
-    _, findings, _, models = analyze_source(path, text, host)
+    _, findings, _, models = analyze_source(path, text, host or load_plugins())
+    findings = sorted(findings, key=lambda f: f.sort_key)
+    matched = match_witnesses(findings, models, text)
     lines = text.split("\n")
-    pool: list[Witness] = []
-    for model in models:
-        pool.extend(_candidates(model, lines))
-    plans: list[FindingPlan] = []
-    for f in sorted(findings, key=lambda f: f.sort_key):
-        if f.rule not in FORCED_RULES or f.severity.value != "error":
-            continue
-        near = {r.line for r in f.related if r.path == f.location.path} | {f.location.line}
-        match = [w for w in pool if w.first.line in near and w.second.line in near]
-        match = match or [w for w in pool if w.second.line in near or w.first.line in near]
-        if not match:
-            plans.append(FindingPlan(f.rule, f.location.line, f.message, None,
-                                     why_none="no hazard of the model matches the finding's lines"))
-            continue
-        best = replace(min(match, key=_score), rule=f.rule, line=f.location.line, message=f.message)
-        plan = FindingPlan(f.rule, f.location.line, f.message, best)
-        plan.delays = delays_for(best)
-        if not plan.delays:
-            plan.why_none = "neither side has threads to delay"
-        plans.append(plan)
+    plans = [_plan(f, matched.get(i), lines) for i, f in enumerate(findings) if forced(f)]
     return plans, findings
 
 
@@ -323,7 +385,10 @@ def _warps_to_delay(late: Side, other: Side, pair: tuple[int, int] | None, late_
 
 def delays_for(w: Witness, cycles: int = DELAY_CYCLES) -> list[Delay]:
     """Delay the first side (RAW: the writer; WAR: the reader; WAW: one order), then the second
-    (the other order).  Empty sides give no delay."""
+    (the other order).  Empty sides give no delay.  Then, where the second side has warps the
+    second delay left out, a HEAL delay of every warp of the second side: it emulates the missing
+    order (every late access after every early one), so a kernel whose natural runs are all wrong
+    gives the right output under it when the race is the cause, and only then."""
     out: list[Delay] = []
     for name, late, other in (("first", w.first, w.second), ("second", w.second, w.first)):
         if not late.threads or not late.anchor:
@@ -331,7 +396,86 @@ def delays_for(w: Witness, cycles: int = DELAY_CYCLES) -> list[Delay]:
         warps, separable = _warps_to_delay(late, other, w.pair, name == "first")
         if warps:
             out.append(Delay(name, late.line, late.anchor, late.occurrence, warps, late.iteration, cycles, separable))
+    late = w.second
+    every = tuple(sorted({t // WARP for t in late.threads}))
+    if late.anchor and every and all(d.warps != every for d in out if d.side == "second"):
+        out.append(Delay("second", late.line, late.anchor, late.occurrence, every, late.iteration, cycles, True,
+                         mode=HEAL))
     return out
+
+
+_TX = re.compile(r"(?:expect_transaction|arrive_and_expect_tx|expect_tx)\s*\(\s*(\d+)\s*\)")
+
+
+def refills_for(w: Witness, lines: list[str]) -> list[Delay]:
+    """REFILL for a witness whose late side is a TMA load over a slot another side still reads (an
+    early mbarrier release): the loading thread fills the load's destination with 0xff the moment
+    the release lets it through, before the load itself.  The read's window is the asynchronous
+    wgmma's own read time, which no thread delay stretches; the store is the earliest overwrite
+    the protocol allows, so a read still in flight reads NaN.  The bytes are those an
+    `expect_transaction(N)` on the line right above the load announces (for that load alone);
+    without one (a load in a loop, several loads under one count) no refill: poisoning more than
+    the load writes would clobber a slot still legitimately read."""
+    late = w.second
+    if late.access != "tma" or not late.anchor.startswith("tl::tma_load("):
+        return []
+    dest = _tma_destination(late.anchor)
+    above = _TX.search(lines[late.line - 2]) if late.line >= 2 else None
+    size = int(above.group(1)) if above else 0
+    if dest is None or size <= 0 or size % 16:
+        return []
+    group = _elect_group(lines, late.line)
+    if group is not None:
+        anchor, occurrence, line, n = group
+        return [Delay("second", line, anchor, occurrence, (), (), 0, True, mode=REFILL, refill=(dest, size),
+                      group=n)]
+    return [Delay("second", late.line, late.anchor, late.occurrence, (), (), 0, True, mode=REFILL,
+                  refill=(dest, size))]
+
+
+_ELECT = re.compile(r"^if \(tl::tl_shuffle_elect<(\d+)>\(\)\)")
+
+
+def _elect_group(lines: list[str], line: int) -> tuple[str, int, int, int] | None:
+    """The `if (tl::tl_shuffle_elect<N>())` right around a load (within three lines above it):
+    its anchor, occurrence and line, and N, the group whose one elected thread issues the load.
+    The whole group then poisons the slot (N threads store at once: the slot is covered within
+    a few stores of the release, while one thread would need hundreds), then meets at a named
+    barrier so that the elected thread's load comes after every poison store."""
+    from pipelint.cuda.parser import CudaSyntaxError, parse
+
+    try:
+        func = _kernel(parse("\n".join(lines)).unit)
+    except (CudaSyntaxError, PlanError):
+        return None
+    stmts = _statements(func)
+    for stmt in stmts:
+        m = _ELECT.match(_first_line(lines, stmt))
+        if isinstance(stmt, A.If) and m and line - 3 <= stmt.span.line < line <= stmt.span.end_line \
+                and int(m.group(1)) % WARP == 0 and int(m.group(1)) > 0:
+            return _first_line(lines, stmt), _occurrence(lines, stmts, stmt), stmt.span.line, int(m.group(1))
+    return None
+
+
+def _tma_destination(call: str) -> str | None:
+    """The third argument of a one-line `tl::tma_load(desc, barrier, DEST, ...)` call (split at
+    the commas outside brackets)."""
+    args: list[str] = []
+    depth, cur = 0, ""
+    for ch in call[call.index("(") + 1:]:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                args.append(cur.strip())
+                break
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return args[2] if len(args) >= 3 and args[2] else None
 
 
 def _guard(delay: Delay, select: bool, declared: frozenset[str]) -> str:
@@ -351,7 +495,19 @@ def _guard(delay: Delay, select: bool, declared: frozenset[str]) -> str:
 
 
 def delay_code(delay: Delay, select: bool = False, declared: frozenset[str] = frozenset()) -> str:
-    """The one-line spin inserted before the statement (no newline: line numbers stay)."""
+    """The one-line spin inserted before the statement (no newline: line numbers stay); for a
+    REFILL, the poison stores of the load's destination, last bytes first (the last wgmma of a
+    batch reads them), then the proxy fence that orders them before the TMA's own writes."""
+    if delay.mode == REFILL and delay.refill is not None:
+        dest, size = delay.refill
+        cond = f"if ({SELECT_VAR} == {delay.number}) " if select else ""
+        n = max(1, delay.group)
+        start = f"{size - 16} - 16 * (((int)threadIdx.x) % {n})" if delay.group else str(size - 16)
+        meet = f" asm volatile(\"bar.sync {REFILL_BARRIER}, {n};\" ::: \"memory\");" if delay.group else ""
+        return (f"{cond}{{ unsigned pl_d = (unsigned)__cvta_generic_to_shared((const void*)({dest})); "
+                f"for (int pl_i = {start}; pl_i >= 0; pl_i -= {16 * n}) {{ asm volatile(\"st.shared.v4.u32 [%0], "
+                f"{{%1, %1, %1, %1}};\" :: \"r\"(pl_d + pl_i), \"r\"(~0u) : \"memory\"); }} "
+                f"asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");{meet} }} ")
     return (f"if ({_guard(delay, select, declared)}) {{ long long pl_t0 = clock64(); "
             f"while (clock64() - pl_t0 < {delay.cycles}ll) {{ __nanosleep(1000); }} }} ")
 

@@ -8,7 +8,10 @@ unedited kernel and hang timeouts.  The verdict is the strongest evidence, in th
 1. `confirmed by output` when the two natural runs already differ (a delay's effect could not be
    told from the noise);
 2. `confirmed by forced schedule` — a delay changed the output while the same delay left the
-   twin's output alone (or there is no twin); with the delay and the mismatch count.  Every run
+   twin's output alone (or there is no twin); with the delay and the mismatch count.  Where
+   every natural run is wrong, a delay whose two runs are both right (the late side forced after
+   the early one: the missing order emulated) confirms by forced schedule before rule 1: the
+   schedule, not some other defect, decides the output.  Every run
    poisons shared memory at entry, so a delay counts by what it changed beyond the poison-only
    run (`vs_poisoned`);
 3. `confirmed by output` — the natural schedule's output is already wrong (against the twin's
@@ -25,6 +28,7 @@ kernel, and the run says so (`twin_note`) instead of blaming the harness.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 CONFIRMED_FORCED = "confirmed by forced schedule"
@@ -42,6 +46,111 @@ def _changed(run: dict[str, Any] | None) -> int | None:
     return run["vs_poisoned"] if run.get("vs_poisoned") is not None else run.get("mismatches")
 
 
+@dataclass
+class _Tally:
+    """What the delays of one finding showed, gathered before any verdict is chosen."""
+
+    tried: list[str] = field(default_factory=list)
+    harness: list[str] = field(default_factory=list)
+    best: tuple[int, str] | None = None        # the delay that changed the most (twin unchanged)
+    repro: tuple[int, str] | None = None       # a delay whose repeated runs were both wrong
+    heal: str | None = None                    # a delay whose repeated runs were both right
+    hang: bool = False
+
+
+def _wrong(run: dict[str, Any] | None) -> list[int]:
+    """A delay's two runs compared with the twin's output ([] when not both compared)."""
+    if not run or run.get("crashed") or run.get("timeout"):
+        return []
+    got = [run.get(k) for k in ("wrong", "wrong_repeat")]
+    return [int(x) for x in got if x is not None] if all(x is not None for x in got) else []
+
+
+def _note(d: dict[str, Any], changed: int | None, twin: int | None) -> str:
+    run, control = d.get("variant"), d.get("control")
+    note = d["describe"] + (": timeout" if run and run.get("timeout") else
+                            ": crashed" if run and run.get("crashed") else
+                            f": {changed} changed" if changed is not None else ": not run")
+    if control is not None:
+        note += f", twin {twin} changed" if twin is not None else ", twin not run"
+    return note
+
+
+def _tally(finding: dict[str, Any], natural: dict[str, Any]) -> _Tally:
+    t = _Tally(hang=bool(natural.get("timeout")))
+    for d in finding.get("delays", []):
+        _count(t, d, natural)
+    return t
+
+
+def _count(t: _Tally, d: dict[str, Any], natural: dict[str, Any]) -> None:
+    """One delay into the tally: what it changed, whether it broke the twin (the harness), and
+    whether its two runs were both wrong (a reproduction) or both right (a heal)."""
+    run, control = d.get("variant"), d.get("control")
+    changed, twin = _changed(run), _changed(control)
+    t.hang = t.hang or bool(run and run.get("timeout"))
+    t.tried.append(_note(d, changed, twin))
+    if twin:       # a twin changed: `control` was run
+        if not natural.get("twin_poisoned") or (control or {}).get("vs_poisoned") is not None:
+            t.harness.append(f"{d['describe']} changed the fixed twin's output ({twin} elements)")
+        return
+    if changed and (t.best is None or changed > t.best[0]):
+        t.best = (changed, d["describe"])
+    twin_ok = not natural.get("twin_poisoned")     # the twin's output is a correct answer to compare with
+    if twin_ok and twin is not None:
+        _repeats(t, d, _wrong(run))
+
+
+def _repeats(t: _Tally, d: dict[str, Any], wrong: list[int]) -> None:
+    """A delay's two runs against the twin's output: both wrong reproduce, both right heal."""
+    if len(wrong) != 2:
+        return
+    if all(wrong):
+        t.tried[-1] += f"; wrong against the twin in both runs ({wrong[0]}, {wrong[1]})"
+        if t.repro is None or min(wrong) > t.repro[0]:
+            t.repro = (min(wrong), d["describe"])
+    elif not any(wrong):
+        t.tried[-1] += "; right (the twin's output) in both runs"
+        t.heal = t.heal or d["describe"]
+
+
+def _natural_facts(natural: dict[str, Any]) -> tuple[bool, list[int], int]:
+    """(the twin is a correct answer, each natural run's wrong count vs the twin, the noise
+    between natural runs)."""
+    runs = natural.get("runs") or []
+    noise = max((r.get("mismatches") or 0 for r in runs[1:]), default=0)
+    return not natural.get("twin_poisoned"), list(natural.get("wrong_runs") or []), noise
+
+
+def _decide(t: _Tally, natural: dict[str, Any], rc: int, sc: int) -> dict[str, Any]:
+    """The strongest evidence, in the module's order (first match wins)."""
+    twin_ok, wrong_runs, noise = _natural_facts(natural)
+    every_wrong = twin_ok and bool(wrong_runs) and all(wrong_runs)
+    if every_wrong and t.heal is not None:
+        return {"verdict": CONFIRMED_FORCED, "mismatches": min(wrong_runs),
+                "delay": f"{t.heal} (heals: every natural run wrong, both delayed runs right, twin unchanged)"}
+    if every_wrong:
+        return {"verdict": CONFIRMED_OUTPUT, "delay": f"none (every natural run wrong: {len(wrong_runs)} runs)",
+                "mismatches": min(wrong_runs)}
+    if t.repro is not None:
+        return {"verdict": CONFIRMED_FORCED, "delay": t.repro[1], "mismatches": t.repro[0],
+                "natural_wrong_runs": f"{sum(1 for w in wrong_runs if w)} of {len(wrong_runs)}"}
+    ladder: list[tuple[Any, str, Any, Any, dict[str, Any]]] = [
+        (noise, CONFIRMED_OUTPUT, "none (natural runs differ)", noise, {}),
+        (t.best, CONFIRMED_FORCED, t.best and t.best[1], t.best and t.best[0], {}),
+        (natural.get("wrong"), CONFIRMED_OUTPUT, "none (natural schedule)", natural.get("wrong"), {}),
+        (natural.get("poisoned") and not natural.get("twin_poisoned"), CONFIRMED_OUTPUT,
+         "none (shared memory poisoned at entry)", natural.get("poisoned"), {}),
+        (rc, CONFIRMED_RACECHECK, None, None, {"racecheck_errors": rc}),
+        (sc, CONFIRMED_SYNCCHECK, None, None, {"synccheck_errors": sc}),
+        (t.hang, CONFIRMED_HANG, None, None, {}),
+    ]
+    for when, verdict, delay, mismatches, extra in ladder:
+        if when:
+            return {"verdict": verdict, "delay": delay, "mismatches": mismatches, **extra}
+    return {"verdict": NOT_REPRODUCED, "delay": None, "mismatches": 0}
+
+
 def finding_verdict(finding: dict[str, Any], natural: dict[str, Any], sanitizers: dict[str, Any]) -> dict[str, Any]:
     """`finding`: {"delays": [{"describe", "number", "variant": RUN, "control": RUN|None}]};
     `natural`: {"runs": [RUN, ...], "wrong": N|None (vs the twin or reference), "wrong_runs": [N per
@@ -51,72 +160,21 @@ def finding_verdict(finding: dict[str, Any], natural: dict[str, Any], sanitizers
 
     With a correct twin the strongest evidence is a delay whose two runs both differ from the
     twin's output while the same delay leaves the twin alone: the schedule reproduces the failure
-    (unless every natural run is already wrong: then no delay is needed).  Without one, a delay
-    counts by what it changed beyond the poison-only run.  Returns the verdict, the delay and
-    mismatches behind it, what was tried and any harness error."""
-    tried: list[str] = []
-    harness: list[str] = []
-    best: tuple[int, str] | None = None
-    repro: tuple[int, str] | None = None           # a delay whose repeated runs were both wrong
-    hang = bool(natural.get("timeout"))
-    twin_ok = not natural.get("twin_poisoned")     # the twin's output is a correct answer to compare with
-    for d in finding.get("delays", []):
-        run, control = d.get("variant"), d.get("control")
-        changed, twin = _changed(run), _changed(control)
-        if run and run.get("timeout"):
-            hang = True
-        note = d["describe"] + (": timeout" if run and run.get("timeout") else
-                                ": crashed" if run and run.get("crashed") else
-                                f": {changed} changed" if changed is not None else ": not run")
-        if control is not None:
-            note += f", twin {twin} changed" if twin is not None else ", twin not run"
-        tried.append(note)
-        if twin:
-            if not natural.get("twin_poisoned") or control.get("vs_poisoned") is not None:
-                harness.append(f"{d['describe']} changed the fixed twin's output ({twin} elements)")
-            continue
-        if changed and (best is None or changed > best[0]):
-            best = (changed, d["describe"])
-        wrong = [int(run.get(k) or 0) for k in ("wrong", "wrong_repeat")] if run and not run.get("crashed") else []
-        if twin_ok and len(wrong) == 2 and all(wrong) and twin is not None:
-            tried[-1] += f"; wrong against the twin in both runs ({wrong[0]}, {wrong[1]})"
-            if repro is None or min(wrong) > repro[0]:
-                repro = (min(wrong), d["describe"])
-    out: dict[str, Any] = {"tried": tried, "harness_error": "; ".join(harness) or None}
+    (unless every natural run is already wrong: then a delay whose two runs are both *right*, the
+    late side forced after the early one, shows that the order is the cause).  Without one, a
+    delay counts by what it changed beyond the poison-only run.  Returns the verdict, the delay
+    and mismatches behind it, what was tried and any harness error."""
+    t = _tally(finding, natural)
+    out: dict[str, Any] = {"tried": t.tried, "harness_error": "; ".join(t.harness) or None}
     if natural.get("twin_poisoned"):
         out["twin_note"] = (f"the twin's instrumented build without a delay already differs from the unedited twin "
                             f"({natural['twin_poisoned']} elements): the twin reads shared memory nothing wrote, or "
                             f"the build changes its result; its delayed runs are compared with that build instead")
-    if best is not None:        # the outcome depends on the schedule (also where every natural run fails)
-        out["schedule_dependent"] = f"{best[1]}: {best[0]} changed"
+    if t.best is not None:        # the outcome depends on the schedule (also where every natural run fails)
+        out["schedule_dependent"] = f"{t.best[1]}: {t.best[0]} changed"
     rc = (sanitizers.get("racecheck") or {}).get("errors") or 0
     sc = (sanitizers.get("synccheck") or {}).get("errors") or 0
-    runs = natural.get("runs") or []
-    noise = max((r.get("mismatches") or 0 for r in runs[1:]), default=0)
-    wrong_runs = natural.get("wrong_runs") or []
-    if twin_ok and wrong_runs and all(wrong_runs):
-        out.update(verdict=CONFIRMED_OUTPUT, delay=f"none (every natural run wrong: {len(wrong_runs)} runs)",
-                   mismatches=min(wrong_runs))
-    elif repro is not None:
-        out.update(verdict=CONFIRMED_FORCED, delay=repro[1], mismatches=repro[0],
-                   natural_wrong_runs=f"{sum(1 for w in wrong_runs if w)} of {len(wrong_runs)}")
-    elif noise:
-        out.update(verdict=CONFIRMED_OUTPUT, delay="none (natural runs differ)", mismatches=noise)
-    elif best is not None:
-        out.update(verdict=CONFIRMED_FORCED, delay=best[1], mismatches=best[0])
-    elif natural.get("wrong"):
-        out.update(verdict=CONFIRMED_OUTPUT, delay="none (natural schedule)", mismatches=natural["wrong"])
-    elif natural.get("poisoned") and not natural.get("twin_poisoned"):
-        out.update(verdict=CONFIRMED_OUTPUT, delay="none (shared memory poisoned at entry)",
-                   mismatches=natural["poisoned"])
-    elif rc:
-        out.update(verdict=CONFIRMED_RACECHECK, delay=None, mismatches=None, racecheck_errors=rc)
-    elif sc:
-        out.update(verdict=CONFIRMED_SYNCCHECK, delay=None, mismatches=None, synccheck_errors=sc)
-    elif hang:
-        out.update(verdict=CONFIRMED_HANG, delay=None, mismatches=None)
-    else:
-        out.update(verdict=NOT_REPRODUCED, delay=None, mismatches=0)
+    out.update(_decide(t, natural, rc, sc))
     out["racecheck_errors"], out["synccheck_errors"] = rc, sc
     return out
 

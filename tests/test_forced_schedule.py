@@ -76,8 +76,11 @@ def test_write_write_gets_both_orders():
     assert p.rule == "shared-write-race" and p.witness.kind == "WAW"
     assert {d.side for d in p.delays} == {"first", "second"}
     assert {d.line for d in p.delays} == {28, 30}
-    a, b = p.delays
+    a, b, heal = p.delays
     assert a.warps != b.warps, "each order delays the other thread's warp"
+    # and every warp of the second side late: the barrier's order emulated
+    assert (heal.mode, heal.side, heal.line, heal.warps) == (fs.HEAL, "second", 30, (0, 1, 2, 3))
+    assert "every warp of the side" in heal.describe()
 
 
 def _mutant(name):
@@ -91,7 +94,7 @@ def test_iteration_guard_inside_the_pipelined_loop_only():
     m = _mutant("drop-loop-head-barrier")
     plans = fs.witnesses(m.text, "m.cu")
     assert plans and all(p.rule == "missing-barrier" for p in plans)
-    d_read, d_copy = plans[0].delays
+    d_read, d_copy, *_ = plans[0].delays
     # WAR: the read of iteration 0 must come late; the copy that overwrites it is iteration 1's
     assert d_read.iteration == (("k", 0),) and d_copy.iteration == (("k", 1),)
     out = fs.render(m.text, [d_read, d_copy])
@@ -236,9 +239,18 @@ def test_a_delay_whose_two_runs_are_wrong_against_the_twin_forces_the_failure():
     natural = {"runs": [ok, {"mismatches": 12}, ok], "wrong_runs": [0, 12, 0]}
     v = finding_verdict(f, natural, {})
     assert v["verdict"] == CONFIRMED_FORCED and v["mismatches"] == 38 and v["natural_wrong_runs"] == "1 of 3"
-    # every natural run already wrong: no delay needed
+    # every natural run already wrong, and the second delay right in both its runs (twin unchanged):
+    # forcing the late side after the early one heals the kernel, so the order is the cause
     v = finding_verdict(f, {**natural, "wrong_runs": [5, 12, 7]}, {})
+    assert v["verdict"] == CONFIRMED_FORCED and v["delay"].startswith("d1 (heals:") and v["mismatches"] == 5
+    assert "right (the twin's output) in both runs" in v["tried"][1]
+    # no delay heals: every natural run wrong is the evidence, no delay needed
+    f2 = _finding((run, {"mismatches": 0, "vs_poisoned": 0}))
+    v = finding_verdict(f2, {**natural, "wrong_runs": [5, 12, 7]}, {})
     assert v["verdict"] == CONFIRMED_OUTPUT and "every natural run wrong" in v["delay"]
+    # a heal whose control was not run proves nothing
+    f3 = _finding(({"mismatches": 0, "wrong": 0, "wrong_repeat": 0}, None))
+    assert finding_verdict(f3, {**natural, "wrong_runs": [5, 12, 7]}, {})["verdict"] == CONFIRMED_OUTPUT
     # one of the delay's two runs right: not reproducible, so the noise decides
     f = _finding(({**run, "wrong_repeat": 0}, {"mismatches": 0}))
     assert finding_verdict(f, natural, {})["verdict"] == CONFIRMED_OUTPUT
@@ -254,3 +266,27 @@ def test_the_driver_says_what_is_wrong_with_a_manifest_in_one_line(tmp_path):
     for args in (["plan", str(tmp_path / "missing.json"), out], ["plan", str(bad), out]):
         res = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True)
         assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+
+
+def test_an_early_release_gets_a_refill_by_the_loading_group_and_its_control():
+    """The wgmma's read window is its own execution: no spin stretches it, so the loading group
+    overwrites the released slot with 0xff at once (then a named barrier, then the TMA)."""
+    text, plans = _plans(HAND / "release_early_sm_90_s3.cu")
+    p = plans[0]
+    assert p.rule == "mbarrier-release" and p.witness.second.access == "tma"
+    [refill] = [d for d in p.delays if d.mode == fs.REFILL]
+    assert (refill.line, refill.group, refill.refill) == (54, 128, ("(&(((half_t*)A_shared)[((k % 3) * 4096)]))", 8192))
+    assert refill.anchor == "if (tl::tl_shuffle_elect<128>()) {"
+    out = fs.render(text, [refill])
+    assert _changed_lines(text, out) == [33, 54]     # the poison after the shared declarations, the refill
+    line = out.split("\n")[53]
+    assert "8176 - 16 * (((int)threadIdx.x) % 128)" in line and "pl_i -= 2048" in line
+    assert line.index("fence.proxy.async.shared::cta") < line.index("bar.sync 15, 128") < line.index("tl_shuffle_elect")
+    parse(out)
+    # the B loads sit in a loop under one transaction count: poisoning them could clobber a live slot
+    assert all(d.line != 60 for q in plans for d in q.delays if d.mode == fs.REFILL)
+    twin = (KERNELS / "gemm_f16_sm_90_s3.cu").read_text()
+    moved = fs.relocate(refill, twin)
+    assert moved is not None
+    assert twin.split("\n")[moved.line - 1].lstrip().startswith("if (tl::tl_shuffle_elect<128>())")
+    assert "refilled with 0xff at its release by threads 0-127" in refill.describe()

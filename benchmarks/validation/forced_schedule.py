@@ -350,6 +350,11 @@ def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, t
                 if rep and "RAW_LAUNCH ok" in rep["output"]:
                     d["variant"]["wrong_repeat"] = diff("twin", f"v{k}r")
             d["control"] = summary(f"t{k}", "twin", "t0") if d.get("twin_line") and "twin" in results else None
+    _write_logs(out, cid, results)
+
+
+def _write_logs(out: Path, cid: str, results: dict[str, Any]) -> None:
+    """The first 60 lines of every run's output, under OUT/logs/CASE.log."""
     logs = out / "logs"
     logs.mkdir(exist_ok=True)
     with open(logs / f"{cid}.log", "w") as fh:
@@ -358,7 +363,8 @@ def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, t
             fh.write("\n".join(r["output"].splitlines()[:60]) + "\n")
 
 
-def _tilelang_case(entry: dict, plan_dir: Path, work: Path, timeout: float, pool: ThreadPoolExecutor) -> None:
+def _tilelang_case(entry: dict, plan_dir: Path, work: Path, timeout: float, pool: ThreadPoolExecutor,
+                   out: Path | None = None) -> None:
     """The same runs through TileLang's callback: one compile per variant (`verify --run`)."""
     import torch
 
@@ -392,6 +398,8 @@ def _tilelang_case(entry: dict, plan_dir: Path, work: Path, timeout: float, pool
             if (folder / "variants" / f"twin_{k}.cu").is_file():
                 jobs[f"t{k}"] = spec_run(f"t{k}", folder / "variants" / f"twin_{k}.cu")
     results = {k: f.result() for k, f in jobs.items()}
+    if out is not None:
+        _write_logs(out, cid, results)
 
     def diff(a: str, b: str) -> int | None:
         pa, pb = work / cid / f"{a}.pt", work / cid / f"{b}.pt"
@@ -450,7 +458,7 @@ def run(plan_dir: Path, out: Path, jobs: int, timeout: float, arch: str, only: s
         futs = []
         for c in cases:
             if c.get("backend") == "tilelang":
-                futs.append(outer.submit(_tilelang_case, c, plan_dir, builds / "tilelang", timeout, pool))
+                futs.append(outer.submit(_tilelang_case, c, plan_dir, builds / "tilelang", timeout, pool, out))
             else:
                 futs.append(outer.submit(_raw_case, c, plan_dir, builds, out, arch, timeout, pool))
         owner = dict(zip(futs, cases))
