@@ -34,6 +34,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         d["plugin"] = f.plugin
     if f.help:
         d["help"] = f.help
+    if f.witness is not None:
+        d["witness"] = f.witness.to_json()   # the schedule that shows the race (findings.Witness)
     return d
 
 

@@ -97,28 +97,49 @@ def _result(f: Finding, index: int, root: Path, suppressed: bool, view: Shown | 
                for i, r in enumerate(f.related[:MAX_RELATED])]
     if related:
         result["relatedLocations"] = related
-        # code scanning shows related locations only when the message links them
-        links = [f"[{r.message}]({i})" for i, r in enumerate(f.related[:MAX_RELATED]) if r.message]
-        result["message"]["text"] = f"{f.message} (see {', '.join(links)})" if links else f.message
-    steps = [r for r in f.related[:MAX_RELATED] if r.path == f.location.path]
-    if len(steps) >= 2:
-        # the chain that makes the hazard (copy -> wait -> read, arrive -> wait), in program text order
-        chain = sorted([*steps, f.location], key=lambda loc: (loc.line, loc.column))
-        result["codeFlows"] = [{"threadFlows": [{"locations": [
-            {"location": {"physicalLocation": _physical(loc, root),
-                          "message": {"text": loc.message or f.message}}} for loc in chain]}]}]
+        result["message"]["text"] = _linked_message(f)
+    flows = _code_flows(f, root)
+    if flows:
+        result["codeFlows"] = flows
     lh = None if f.location.outside else line_hash(f.location.path, f.location.line)
     if lh:
         result["partialFingerprints"] = {"primaryLocationLineHash": lh}
-    props: dict[str, Any] = {k: v for k, v in (("kernel", f.kernel), ("plugin", f.plugin), ("help", f.help)) if v}
-    if view is not None:
-        props.update({k: v for k, v in (("variants", list(view.variants)), ("cudaMessage", view.cuda_message),
-                                        ("cudaHelp", view.cuda_help)) if v})
+    props = _properties(f, view)
     if props:
         result["properties"] = props
     if suppressed:
         result["suppressions"] = [{"kind": "inSource", "justification": "pipelint: ignore comment"}]
     return result
+
+
+def _linked_message(f: Finding) -> str:
+    """Code scanning shows related locations only when the message links them: `(see [the wait](0))`."""
+    links = [f"[{r.message}]({i})" for i, r in enumerate(f.related[:MAX_RELATED]) if r.message]
+    return f"{f.message} (see {', '.join(links)})" if links else f.message
+
+
+def _code_flows(f: Finding, root: Path) -> list[dict[str, Any]]:
+    """The chain that makes the hazard (copy -> wait -> read, arrive -> wait), in program text
+    order, when at least two related steps lie in the finding's own file."""
+    steps = [r for r in f.related[:MAX_RELATED] if r.path == f.location.path]
+    if len(steps) < 2:
+        return []
+    chain = sorted([*steps, f.location], key=lambda loc: (loc.line, loc.column))
+    return [{"threadFlows": [{"locations": [
+        {"location": {"physicalLocation": _physical(loc, root),
+                      "message": {"text": loc.message or f.message}}} for loc in chain]}]}]
+
+
+def _properties(f: Finding, view: Shown | None) -> dict[str, Any]:
+    """The result's property bag: kernel, plugin, help, the shown variants and CUDA-terms text,
+    and the race's `witness` (`findings.Witness.to_json`) where the model names one."""
+    props: dict[str, Any] = {k: v for k, v in (("kernel", f.kernel), ("plugin", f.plugin), ("help", f.help)) if v}
+    if view is not None:
+        props.update({k: v for k, v in (("variants", list(view.variants)), ("cudaMessage", view.cuda_message),
+                                        ("cudaHelp", view.cuda_help)) if v})
+    if f.witness is not None:
+        props["witness"] = f.witness.to_json()
+    return props
 
 
 def _notification(message: str, level: str = "error", path: str | None = None,
@@ -129,17 +150,17 @@ def _notification(message: str, level: str = "error", path: str | None = None,
     return note
 
 
-def render(report: Report, host: Any = None, category: str | None = None, root: str | None = None,
-           **_: object) -> str:
-    base = Path(root or os.getcwd()).resolve()
-    rules = sorted(report.rules.values(), key=lambda r: r.id)[:MAX_RULES]
-    index = {r.id: i for i, r in enumerate(rules)}
-    notifications: list[dict[str, Any]] = []
-    for fr in report.files:
-        if not fr.parsed and fr.error:
-            notifications.append(_notification(f"{fr.path}: not analysed: {fr.error}", "error", fr.path, base))
-    for e in report.errors:
-        notifications.append(_notification(e.message, "error" if e.internal else "warning", e.path, base))
+def _notifications(report: Report, base: Path) -> list[dict[str, Any]]:
+    """Files not analysed and tool errors (internal ones as errors, the rest as warnings)."""
+    out = [_notification(f"{fr.path}: not analysed: {fr.error}", "error", fr.path, base)
+           for fr in report.files if not fr.parsed and fr.error]
+    out += [_notification(e.message, "error" if e.internal else "warning", e.path, base) for e in report.errors]
+    return out
+
+
+def _ranked(report: Report, notifications: list[dict[str, Any]]) -> list[tuple[Finding, bool, Shown | None]]:
+    """Shown findings most severe first, then the suppressed ones, cut to GitHub's result limit
+    (with a notification saying how many were dropped)."""
     ranked: list[tuple[Finding, bool, Shown | None]] = sorted(
         ((s.finding, False, s) for s in shown(report)), key=lambda x: (-x[0].severity.rank, x[0].sort_key))
     ranked += [(f, True, None) for f in report.suppressed]
@@ -148,16 +169,41 @@ def render(report: Report, host: Any = None, category: str | None = None, root: 
             f"{len(ranked) - MAX_RESULTS} of {len(ranked)} results dropped (least severe first) to stay within "
             f"GitHub's limit of {MAX_RESULTS} results per run", "warning"))
         ranked = ranked[:MAX_RESULTS]
+    return ranked
+
+
+def _extensions(host: Any) -> list[dict[str, str]]:
+    if host is None:
+        return []
+    return [{"name": name, "version": host.versions.get(name) or __version__} for name in host.plugin_names()]
+
+
+def _within_upload_limit(doc: dict[str, Any], run: dict[str, Any]) -> str:
+    """The document as text, dropping a tenth of the results at a time (a notification each
+    time) until it gzips under GitHub's 10 MB."""
+    text = json.dumps(doc, indent=2, sort_keys=True)
+    while len(gzip.compress(text.encode())) > MAX_GZIP_BYTES and run["results"]:
+        drop = max(1, len(run["results"]) // 10)
+        run["results"] = run["results"][:-drop]
+        run["invocations"][0]["toolExecutionNotifications"].append(_notification(
+            f"{drop} results dropped to keep the file under GitHub's 10 MB (gzipped) upload limit", "warning"))
+        text = json.dumps(doc, indent=2, sort_keys=True)
+    return text
+
+
+def render(report: Report, host: Any = None, category: str | None = None, root: str | None = None,
+           **_: object) -> str:
+    base = Path(root or os.getcwd()).resolve()
+    rules = sorted(report.rules.values(), key=lambda r: r.id)[:MAX_RULES]
+    index = {r.id: i for i, r in enumerate(rules)}
+    notifications = _notifications(report, base)
+    ranked = _ranked(report, notifications)
     results = [_result(f, index.get(f.rule, 0), base, sup, s) for f, sup, s in ranked if f.rule in index]
-    extensions = []
-    if host is not None:
-        for name in host.plugin_names():
-            extensions.append({"name": name, "version": host.versions.get(name) or __version__})
     run: dict[str, Any] = {
         "tool": {"driver": {"name": "pipelint", "version": __version__, "semanticVersion": __version__,
                             "informationUri": INFORMATION_URI,
                             "rules": [rule_descriptor(r) for r in rules]},
-                 "extensions": extensions},
+                 "extensions": _extensions(host)},
         "originalUriBaseIds": {"%SRCROOT%": {"uri": base.as_uri() + "/"}},
         "results": results,
         "invocations": [{"executionSuccessful": not any(e.internal for e in report.errors),
@@ -167,11 +213,4 @@ def render(report: Report, host: Any = None, category: str | None = None, root: 
     if category:
         run["automationDetails"] = {"id": category if category.endswith("/") else category + "/"}
     doc = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
-    text = json.dumps(doc, indent=2, sort_keys=True)
-    while len(gzip.compress(text.encode())) > MAX_GZIP_BYTES and run["results"]:
-        drop = max(1, len(run["results"]) // 10)
-        run["results"] = run["results"][:-drop]
-        run["invocations"][0]["toolExecutionNotifications"].append(_notification(
-            f"{drop} results dropped to keep the file under GitHub's 10 MB (gzipped) upload limit", "warning"))
-        text = json.dumps(doc, indent=2, sort_keys=True)
-    return text + "\n"
+    return _within_upload_limit(doc, run) + "\n"
