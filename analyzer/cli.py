@@ -44,7 +44,7 @@ def build_parser(host: PluginHost | None = None) -> argparse.ArgumentParser:
 
     lower.add_parser(sub)
     diff.add_parser(sub)
-    from .lsp.cli import add_parsers as add_editor_commands
+    from .commands.server import add_parsers as add_editor_commands
 
     add_editor_commands(sub)        # `server`, and `--watch` on `check` (analyzer/lsp/)
     if host is not None:

@@ -1,7 +1,8 @@
 """The command line of the editor integration: `pipelint server` and `check --watch`.
 
 Both need the `lsp` extra (pygls, lsprotocol, watchfiles), imported only when used, so
-`pipelint check` never loads them.
+`pipelint check` never loads them.  The front end lives here, with the other commands' (the
+flags are read in `cli.py`, `options.py` and `commands/` only); what it runs is `lsp/`.
 """
 from __future__ import annotations
 
@@ -45,24 +46,25 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 def _check_or_watch(args: argparse.Namespace, host: Any, check: Any) -> int:
     if not getattr(args, "watch", False):
         return check(args, host)
-    from .watch import watch
+    from ..lsp.watch import watch
 
     return watch(args, host, check)
 
 
 def cmd_server(args: argparse.Namespace, host: Any) -> int:
+    """`pipelint server`: the language server over stdio until the client says exit."""
     # the analysis processes' forkserver first: its preload (pipelint, the plugins, the grammar)
     # runs while this process imports pygls and lsprotocol
     # and the worker that lowers the first kernel file: TileLang's import (the slowest part of a
     # cold lowering) overlaps the server's start-up; the server adopts it, or kills it when the
     # client asks for no lowering (lowerPython or warmWorker false)
-    from .cudajob import warm_up
-    from .lowering import start_worker_now
+    from ..lsp.cudajob import warm_up
+    from ..lsp.lowering import start_worker_now
 
     warm_up()
     early = start_worker_now()
     try:
-        from .server import serve
+        from ..lsp.server import serve
     except ImportError as exc:
         raise UsageError(f"`pipelint server` needs the lsp extra ({exc.name} is missing); from the clone "
                          f"pipelint was installed from: {INSTALL}") from None
