@@ -118,6 +118,20 @@ def analyze_python(path: str, text: str, lowered: dict, host: Any, config: Any,
         message = f"pipelint could not lower this file: {lowered.get('error')}"
         out.diagnostics.append(_failure(text, line, host, message))
         return out
+    report, per_kernel = _check_kernels(lowered, src, host, config, dump_dir)
+    out.errors = [e.message for e in report.errors]
+    out.lowered = any(lv.ok for _, vs in per_kernel for lv in vs)
+    kept = _kept(report, path, src, per_kernel, text, host)
+    out.diagnostics = _group(kept, text, host, path)
+    for name, variants in per_kernel:
+        _attach_facts(out, src, name, variants, kept, len(per_kernel) == 1)
+    return out
+
+
+def _check_kernels(lowered: dict, src: PySource, host: Any, config: Any,
+                   dump_dir: Path | None) -> tuple[Report, list[tuple[str, list[LoweredVariant]]]]:
+    """Every kernel's variants checked, then the sweep checks over each kernel's variants; the
+    report finished as `check` finishes it, with the Python lines first."""
     session = _session(host, config)
     report = Report(rules=dict(host.rules), errors=[])
     per_kernel: list[tuple[str, list[LoweredVariant]]] = []
@@ -131,25 +145,33 @@ def analyze_python(path: str, text: str, lowered: dict, host: Any, config: Any,
         report.errors.extend(errors)
     session.finish(report)
     python_first(report)
-    out.errors = [e.message for e in report.errors]
-    out.lowered = any(lv.ok for _, vs in per_kernel for lv in vs)
-    by_file = {lv.location_path: lv for _, vs in per_kernel for lv in vs}
-    count = text.count("\n") + 1
+    return report, per_kernel
+
+
+def _kept(report: Report, path: str, src: PySource, per_kernel: list[tuple[str, list[LoweredVariant]]],
+          text: str, host: Any) -> list[tuple[int, Finding, Any]]:
+    """Each finding at its buffer line with its variant, less those a `# pipelint: ignore`
+    on that line suppresses."""
     from ..registry import variant_rules
 
+    by_file = {lv.location_path: lv for _, vs in per_kernel for lv in vs}
+    count = text.count("\n") + 1
     at_loop = variant_rules(host)
     placed = [_place(f, path, src, by_file, count, at_loop) for f in report.findings]
-    kept = [(line, f, lv) for line, f, lv in placed if f.rule not in src.suppressions.get(line, set())]
-    out.diagnostics = _group(kept, text, host, path)
-    for name, variants in per_kernel:
-        facts = [_facts(lv, len({(line, f.rule) for line, f, owner in kept if owner is lv})) for lv in variants]
-        loops = [lp for lp in src.loops if lp.kernel == name or (lp.kernel is None and len(per_kernel) == 1)]
-        for i, loop in enumerate(loops):
-            out.loops.append((loop, [_loop_facts(f, lv, loop, i) for f, lv in zip(facts, variants)]))
-        for alloc in src.allocs:
-            if alloc.kernel == name or (alloc.kernel is None and len(per_kernel) == 1):
-                out.allocs.append((alloc, facts))
-    return out
+    return [(line, f, lv) for line, f, lv in placed if f.rule not in src.suppressions.get(line, set())]
+
+
+def _attach_facts(out: FileAnalysis, src: PySource, name: str, variants: list[LoweredVariant],
+                  kept: list[tuple[int, Finding, Any]], only: bool) -> None:
+    """One kernel's variant facts on its `T.Pipelined` loops and `T.alloc_shared` buffers
+    (`only`: the file's one kernel, which also takes loops outside any function)."""
+    facts = [_facts(lv, len({(line, f.rule) for line, f, owner in kept if owner is lv})) for lv in variants]
+    loops = [lp for lp in src.loops if lp.kernel == name or (lp.kernel is None and only)]
+    for i, loop in enumerate(loops):
+        out.loops.append((loop, [_loop_facts(f, lv, loop, i) for f, lv in zip(facts, variants)]))
+    for alloc in src.allocs:
+        if alloc.kernel == name or (alloc.kernel is None and only):
+            out.allocs.append((alloc, facts))
 
 
 def _variant(kernel: str, v: dict, session: Any, report: Report, dump_dir: Path | None,
@@ -275,26 +297,36 @@ def _related(members: list[tuple[Finding, Any]], path: str) -> tuple[Related, ..
     cuda: dict[tuple[str, int], Related] = {}
     lines: dict[int, list[str]] = {}
     for f, lv in members:
-        linemap = lv.facts.get("linemap") if lv is not None else None
         for r in f.related:
-            line = None
-            if lv is not None and r.path == lv.location_path:
-                if r.message == "generated CUDA":
-                    if os.path.isabs(r.path):
-                        cuda.setdefault((r.path, r.line), Related(r.path, r.line, f"generated CUDA ({lv.arch} "
-                                                                  f"num_stages={lv.num_stages})"))
-                    continue
-                origin = linemap.user_origin(r.line) if linemap else None
-                if origin is not None and _same(origin.file, path):
-                    line = origin.line
-            elif r.path.endswith(".py") and _same(r.path, path):
-                line = r.line
+            if _generated(r, lv):
+                if os.path.isabs(r.path):
+                    cuda.setdefault((r.path, r.line), Related(r.path, r.line, f"generated CUDA ({lv.arch} "
+                                                              f"num_stages={lv.num_stages})"))
+                continue
+            line = _python_line(r, lv, path)
             if line is not None:
                 said = lines.setdefault(line, [])
                 if len(said) < 2 and all(_kind(m) != _kind(r.message) for m in said):
                     said.append(r.message)
     out = [*cuda.values(), *(Related(path, line, "; ".join(said)) for line, said in lines.items())]
     return tuple(out[:MAX_RELATED])
+
+
+def _generated(r: Any, lv: Any) -> bool:
+    """Whether a related location is the variant's generated CUDA itself (its file link)."""
+    return lv is not None and r.path == lv.location_path and r.message == "generated CUDA"
+
+
+def _python_line(r: Any, lv: Any, path: str) -> int | None:
+    """The buffer line a related location stands for: a line of the variant's CUDA through its
+    `#line` map, or a line of this Python file; None for anything else."""
+    if lv is not None and r.path == lv.location_path:
+        linemap = lv.facts.get("linemap")
+        origin = linemap.user_origin(r.line) if linemap else None
+        return origin.line if origin is not None and _same(origin.file, path) else None
+    if r.path.endswith(".py") and _same(r.path, path):
+        return r.line
+    return None
 
 
 def _kind(message: str) -> str:
@@ -385,23 +417,44 @@ def _cell(x: Any) -> str:
     return "–" if x is None or x == [] or x == {} else str(x)
 
 
+def _versions_cell(v: VariantFacts) -> str:
+    return ", ".join(f"{b} ×{n}" for b, n in sorted(v.versions.items())) or "–"
+
+
+def _waits_cell(v: VariantFacts) -> str:
+    if v.wait:
+        return f"cp_async_wait<{v.wait[0]}>, {v.wait[1]} group(s)/stage → {v.in_flight} stage(s)"
+    return "TMA + mbarriers" if v.tma else "–"
+
+
+def _smem_cell(v: VariantFacts) -> str:
+    return f"{kib(v.smem)} ({v.smem} B)" if v.smem is not None else "–"
+
+
+def _diagnostics_cell(v: VariantFacts) -> str:
+    return str(v.findings) if v.ok else "does not lower"
+
+
+# The rows of a loop's hover table: a name and the cell of each variant.
+_HOVER_ROWS: tuple[tuple[str, Any], ...] = (
+    ("stage", lambda v: _cell(v.stage)),
+    ("order", lambda v: _cell(v.order)),
+    ("versions", _versions_cell),
+    ("waits in flight", _waits_cell),
+    ("barriers / iteration", lambda v: _cell(v.barriers)),
+    ("shared memory", _smem_cell),
+    ("diagnostics", _diagnostics_cell),
+)
+
+
 def hover_text(loop: PipelinedLoop, facts: list[VariantFacts]) -> str:
+    """A `T.Pipelined` loop's facts, one column per variant, and the variants that failed."""
     head = f"**pipelint** · `T.Pipelined` loop over `{loop.var or '?'}` of `{loop.kernel or '?'}`"
     if loop.num_stages:
         head += f" (num_stages={loop.num_stages})"
     cols = [v.label for v in facts]
-    rows: list[tuple[str, list[str]]] = [
-        ("stage", [_cell(v.stage) for v in facts]),
-        ("order", [_cell(v.order) for v in facts]),
-        ("versions", [", ".join(f"{b} ×{n}" for b, n in sorted(v.versions.items())) or "–" for v in facts]),
-        ("waits in flight", [f"cp_async_wait<{v.wait[0]}>, {v.wait[1]} group(s)/stage → {v.in_flight} stage(s)"
-                             if v.wait else ("TMA + mbarriers" if v.tma else "–") for v in facts]),
-        ("barriers / iteration", [_cell(v.barriers) for v in facts]),
-        ("shared memory", [f"{kib(v.smem)} ({v.smem} B)" if v.smem is not None else "–" for v in facts]),
-        ("diagnostics", [str(v.findings) if v.ok else "does not lower" for v in facts]),
-    ]
     lines = [head, "", "| | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
-    lines += [f"| {name} | " + " | ".join(cells) + " |" for name, cells in rows]
+    lines += [f"| {name} | " + " | ".join(cell(v) for v in facts) + " |" for name, cell in _HOVER_ROWS]
     errors = [f"- {v.label}: {v.error}" for v in facts if not v.ok]
     if errors:
         lines += ["", "Lowering failed:", *errors]

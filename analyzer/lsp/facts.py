@@ -41,36 +41,70 @@ class _Unknown(Exception):
 
 def evaluate(node: ast.expr | None, env: dict[str, Any], depth: int = 0) -> Any:
     """The value of a small expression (numbers, strings, names in `env`, + - * // % /,
-    tuples, `T.ceildiv`, `T.float16`-style dtypes); raises _Unknown for anything else."""
+    tuples, `T.ceildiv`, `T.float16`-style dtypes); raises _Unknown for anything else.
+    One evaluator per kind of node (`_EVALUATE`); `depth` bounds the recursion."""
     if node is None or depth > 40:
         raise _Unknown
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)) \
-            and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.Name):
-        if node.id in env:
-            return env[node.id]
+    rule = _EVALUATE.get(type(node))
+    if rule is None:
         raise _Unknown
-    if isinstance(node, (ast.Tuple, ast.List)):
-        return tuple(evaluate(e, env, depth + 1) for e in node.elts)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_number(evaluate(node.operand, env, depth + 1))
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        a, b = _number(evaluate(node.left, env, depth + 1)), _number(evaluate(node.right, env, depth + 1))
-        if isinstance(node.op, (ast.FloorDiv, ast.Mod, ast.Div)) and b == 0:
-            raise _Unknown
-        value = _BINOPS[type(node.op)](a, b)
-        if abs(value) > _BIG:
-            raise _Unknown
-        return value
-    if isinstance(node, ast.Call) and not node.keywords and len(node.args) == 2 and _called(node) == "ceildiv":
-        a, b = (_number(evaluate(x, env, depth + 1)) for x in node.args)
-        if b == 0:
-            raise _Unknown
-        return -(-a // b)
-    if isinstance(node, ast.Attribute) and node.attr in DTYPE_BYTES:      # T.float16
+    return rule(node, env, depth + 1)
+
+
+def _constant(node: ast.Constant, env: dict[str, Any], depth: int) -> Any:
+    if isinstance(node.value, (int, float, str)) and not isinstance(node.value, bool):
+        return node.value
+    raise _Unknown
+
+
+def _name(node: ast.Name, env: dict[str, Any], depth: int) -> Any:
+    if node.id in env:
+        return env[node.id]
+    raise _Unknown
+
+
+def _sequence(node: ast.Tuple | ast.List, env: dict[str, Any], depth: int) -> tuple:
+    return tuple(evaluate(e, env, depth) for e in node.elts)
+
+
+def _unary(node: ast.UnaryOp, env: dict[str, Any], depth: int) -> Any:
+    if isinstance(node.op, ast.USub):
+        return -_number(evaluate(node.operand, env, depth))
+    raise _Unknown
+
+
+def _binary(node: ast.BinOp, env: dict[str, Any], depth: int) -> Any:
+    """+ - * // % / of two numbers; no division by zero, nothing beyond 2**62."""
+    op = _BINOPS.get(type(node.op))
+    if op is None:
+        raise _Unknown
+    a, b = _number(evaluate(node.left, env, depth)), _number(evaluate(node.right, env, depth))
+    if isinstance(node.op, (ast.FloorDiv, ast.Mod, ast.Div)) and b == 0:
+        raise _Unknown
+    value = op(a, b)
+    if abs(value) > _BIG:
+        raise _Unknown
+    return value
+
+
+def _call(node: ast.Call, env: dict[str, Any], depth: int) -> Any:
+    """`T.ceildiv(a, b)`, the one call evaluated."""
+    if node.keywords or len(node.args) != 2 or _called(node) != "ceildiv":
+        raise _Unknown
+    a, b = (_number(evaluate(x, env, depth)) for x in node.args)
+    if b == 0:
+        raise _Unknown
+    return -(-a // b)
+
+
+def _attribute(node: ast.Attribute, env: dict[str, Any], depth: int) -> Any:
+    if node.attr in DTYPE_BYTES:      # T.float16
         return node.attr
     raise _Unknown
+
+
+_EVALUATE: dict[type, Any] = {ast.Constant: _constant, ast.Name: _name, ast.Tuple: _sequence, ast.List: _sequence,
+                              ast.UnaryOp: _unary, ast.BinOp: _binary, ast.Call: _call, ast.Attribute: _attribute}
 
 
 def _number(value: Any) -> int | float:
@@ -93,42 +127,47 @@ def _try(node: ast.expr | None, env: dict[str, Any]) -> Any:
 
 def environments(src: PySource, params: dict | None = None) -> dict[str, dict[str, Any]]:
     """Per top-level function: the names its kernel's expressions can use statically: the
-    module's constants, then its parameters' defaults, then `params` (the `lower` table)."""
+    module's constants, then its parameters' defaults, then `params` (the `lower` table),
+    then the simple assignments at the top of its body (`block_K = 32`)."""
     tree = src.tree
     if tree is None:
         return {}
     module: dict[str, Any] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            value = _try(node.value, module)
-            if value is not None:
-                module[node.targets[0].id] = value
+    _assigned(tree.body, module)
     out: dict[str, dict[str, Any]] = {}
     for node in tree.body:
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        env = dict(module)
-        args = node.args
-        positional = [*args.posonlyargs, *args.args]
-        for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
-            value = _try(default, module)
-            if value is not None:
-                env[arg.arg] = value
-        for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults):
-            value = _try(kw_default, module)
-            if value is not None:
-                env[arg.arg] = value
-        for key, value in (params or {}).items():
-            if isinstance(value, (int, float, str)) and not isinstance(value, bool):
-                env[key] = value
-        # simple assignments in the body before the kernel (block_K = 32)
-        for stmt in node.body:
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                value = _try(stmt.value, env)
-                if value is not None:
-                    env[stmt.targets[0].id] = value
-        out[node.name] = env
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            env = {**module, **_defaults(node.args, module), **_plain(params)}
+            _assigned(node.body, env)
+            out[node.name] = env
     return out
+
+
+def _assigned(body: list[ast.stmt], env: dict[str, Any]) -> None:
+    """Add `name = <evaluable>` statements of `body` to `env`, in order (each may use the last)."""
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            value = _try(stmt.value, env)
+            if value is not None:
+                env[stmt.targets[0].id] = value
+
+
+def _defaults(args: ast.arguments, module: dict[str, Any]) -> dict[str, Any]:
+    """The parameters' evaluable defaults (positional and keyword-only), from module constants."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
+             *zip(args.kwonlyargs, args.kw_defaults)]
+    found = {}
+    for arg, default in pairs:
+        value = _try(default, module)
+        if value is not None:
+            found[arg.arg] = value
+    return found
+
+
+def _plain(params: dict | None) -> dict[str, Any]:
+    """The `lower` table's params that are numbers or strings (those expressions can use)."""
+    return {k: v for k, v in (params or {}).items() if isinstance(v, (int, float, str)) and not isinstance(v, bool)}
 
 
 def _dims(shape: Any) -> tuple[int, ...] | None:
@@ -331,23 +370,25 @@ def merge_hints(*groups: list[tuple[int, int, str]]) -> list[tuple[int, int, str
 def lowered_hover(src: PySource, lowered: dict | None, line: int) -> str | None:
     """Markdown of the lowering facts at `line`: a buffer's dtype, shape, scope and layout per
     variant; the launch per variant on the `T.Kernel` line (and on a `T.Pipelined` line)."""
-    parts = []
-    for buf in src.buffers:
-        if buf.span.line <= line <= buf.span.end_line:
-            rows = [f"| {_label(v)} | {buffer_words(v, buf.name, long=True) or '–'} |"
-                    for v in _variants(lowered, buf.kernel)]
-            if rows:
-                parts.append("\n".join([f"`{buf.name}` as lowered", "", "| variant | dtype, shape, scope, layout |",
-                                        "|---|---|", *rows]))
-    on_launch = [lc for lc in src.launches if lc.span.line <= line <= lc.span.end_line]
-    on_loop = [lp for lp in src.loops if lp.span.line <= line <= lp.span.end_line]
-    kernels = [lc.kernel for lc in on_launch] + [lp.kernel for lp in on_loop]
-    for kernel in dict.fromkeys(kernels):
-        rows = [f"| {_label(v)} | {launch_words(v) or '–'} |" for v in _variants(lowered, kernel)]
-        if rows:
-            parts.append("\n".join(["launch", "", "| variant | grid · threads · dynamic shared memory |", "|---|---|",
-                                    *rows]))
-    return "\n\n".join(parts) or None
+    parts = [_buffer_table(buf, lowered) for buf in src.buffers if buf.span.line <= line <= buf.span.end_line]
+    on_launch = [lc.kernel for lc in src.launches if lc.span.line <= line <= lc.span.end_line]
+    on_loop = [lp.kernel for lp in src.loops if lp.span.line <= line <= lp.span.end_line]
+    parts += [_launch_table(kernel, lowered) for kernel in dict.fromkeys(on_launch + on_loop)]
+    return "\n\n".join(p for p in parts if p) or None
+
+
+def _buffer_table(buf: BufferAlloc, lowered: dict | None) -> str:
+    """One buffer as each variant lowered it (empty: no variant has it lowered)."""
+    rows = [f"| {_label(v)} | {buffer_words(v, buf.name, long=True) or '–'} |" for v in _variants(lowered, buf.kernel)]
+    return "\n".join([f"`{buf.name}` as lowered", "", "| variant | dtype, shape, scope, layout |", "|---|---|",
+                      *rows]) if rows else ""
+
+
+def _launch_table(kernel: str | None, lowered: dict | None) -> str:
+    """A kernel's launch per variant (empty: no variant lowered)."""
+    rows = [f"| {_label(v)} | {launch_words(v) or '–'} |" for v in _variants(lowered, kernel)]
+    return "\n".join(["launch", "", "| variant | grid · threads · dynamic shared memory |", "|---|---|",
+                      *rows]) if rows else ""
 
 
 # ------------------------------------------------------------------ notes
@@ -371,20 +412,30 @@ def notes(src: PySource, lowered: dict | None) -> list[Note]:
                            "@tilelang.jit and @autotune objects, and public functions whose body builds one "
                            "(a T.prim_func or T.Kernel)", information=True))
     for k in kernels:
-        if k.get("kind") not in ("factory", "jit", "autotune") or k.get("stage_param"):
-            continue
-        line = src.kernels.get(k.get("name", ""), (1, 1))[0]
-        written = next((lp.num_stages for lp in src.loops if lp.kernel == k.get("name") and lp.num_stages is not None),
-                       None)
-        if written is None:
-            written = next((lp.get("tl_pipelined_num_stages") for v in k.get("variants", [])
-                            for lp in v.get("pipelined_loops") or [] if lp.get("tl_pipelined_num_stages") is not None),
-                           None)
-        shown = f" (num_stages={written} in its T.Pipelined)" if written is not None else ""
-        out.append(Note(line, f"{k.get('name')} takes no num_stages parameter: lowered as written{shown}, so only "
-                              "that stage count was checked (a num_stages parameter lets [tool.pipelint.lower] "
-                              "num-stages set others)"))
+        if k.get("kind") in ("factory", "jit", "autotune") and not k.get("stage_param"):
+            out.append(_as_written(src, k))
     return out
+
+
+def _as_written(src: PySource, kernel: dict) -> Note:
+    """The note on a kernel without a num_stages parameter, at its `def` line."""
+    name = kernel.get("name", "")
+    line = src.kernels.get(name, (1, 1))[0]
+    written = _written_stages(src, kernel)
+    shown = f" (num_stages={written} in its T.Pipelined)" if written is not None else ""
+    return Note(line, f"{kernel.get('name')} takes no num_stages parameter: lowered as written{shown}, so only "
+                      "that stage count was checked (a num_stages parameter lets [tool.pipelint.lower] "
+                      "num-stages set others)")
+
+
+def _written_stages(src: PySource, kernel: dict) -> int | None:
+    """The stage count a kernel is written with: its T.Pipelined's literal, else the planner's."""
+    written = next((lp.num_stages for lp in src.loops if lp.kernel == kernel.get("name") and lp.num_stages is not None),
+                   None)
+    if written is not None:
+        return written
+    return next((lp.get("tl_pipelined_num_stages") for v in kernel.get("variants", [])
+                 for lp in v.get("pipelined_loops") or [] if lp.get("tl_pipelined_num_stages") is not None), None)
 
 
 # ------------------------------------------------------------------ TileLang's errors, explained

@@ -13,6 +13,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..lowering.imports import local_imports as local_imports  # re-exported (it lives with the lowering)
 from ..suppress import PYTHON_SUPPRESS
@@ -85,6 +86,8 @@ _TILELANG = re.compile(r"^\s*(?:import|from)\s+tilelang\b", re.M)
 
 
 def scan(text: str) -> PySource:
+    """What the buffer says: kernels, loops, allocations, launches and suppressions (a syntax
+    error instead of the rest while it does not parse)."""
     src = PySource(uses_tilelang=bool(_TILELANG.search(text)), suppressions=suppressions(text))
     try:
         tree = ast.parse(text)
@@ -95,41 +98,65 @@ def scan(text: str) -> PySource:
         src.syntax_error = (1, "the file cannot be parsed")
         return src
     src.tree = tree
+    _top_level(src, tree)
+    lines = text.split("\n")
+    for n in ast.walk(tree):
+        visit = _VISIT.get(type(n))
+        if visit is not None:
+            visit(src, n, lines)
+    for found in (src.loops, src.allocs, src.buffers, src.launches):
+        found.sort(key=lambda a: (a.span.line, a.span.col))
+    return src
+
+
+def _top_level(src: PySource, tree: ast.Module) -> None:
+    """The kernels' line ranges: top-level functions, and `kernel = matmul(...)` at module
+    level (the line of the assignment)."""
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             src.kernels[node.name] = (node.lineno, node.end_lineno or node.lineno)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and isinstance(node.value, ast.Call):
-            # `kernel = matmul(...)` at module level: the line of the assignment
             src.kernels.setdefault(node.targets[0].id, (node.lineno, node.end_lineno or node.lineno))
-    lines = text.split("\n")
-    for n in ast.walk(tree):
-        if isinstance(n, ast.For) and isinstance(n.iter, ast.Call) and _is_call(n.iter, "Pipelined"):
-            var = n.target.id if isinstance(n.target, ast.Name) else None
-            stages = next((k.value.value for k in n.iter.keywords if k.arg == "num_stages"
-                           and isinstance(k.value, ast.Constant) and isinstance(k.value.value, int)), None)
-            src.loops.append(PipelinedLoop(_span(n.iter, lines), var, src.kernel_at(n.lineno), stages))
-        elif isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and \
-                any(_is_call(n.value, c) for c in ALLOCS):
-            target = n.targets[0]
-            name = target.id if isinstance(target, ast.Name) else None
-            call = next(c for c in ALLOCS if _is_call(n.value, c))
-            if call == "alloc_shared":
-                src.allocs.append(SharedAlloc(_span(n.value, lines), name, src.kernel_at(n.lineno)))
-            src.buffers.append(BufferAlloc(_span(n.value, lines), name, src.kernel_at(n.lineno), call,
-                                           _arg(n.value, 0, "shape"), _arg(n.value, 1, "dtype")))
-        elif isinstance(n, ast.With):
-            for item in n.items:
-                launch = item.context_expr
-                if isinstance(launch, ast.Call) and _is_call(launch, "Kernel"):
-                    grid = tuple(a for a in launch.args if not isinstance(a, ast.Starred))
-                    threads = next((k.value for k in launch.keywords if k.arg == "threads"), None)
-                    src.launches.append(KernelLaunch(_span(launch, lines), src.kernel_at(n.lineno), grid, threads))
-    src.loops.sort(key=lambda lp: (lp.span.line, lp.span.col))
-    src.allocs.sort(key=lambda a: (a.span.line, a.span.col))
-    src.buffers.sort(key=lambda a: (a.span.line, a.span.col))
-    src.launches.sort(key=lambda a: (a.span.line, a.span.col))
-    return src
+
+
+def _on_for(src: PySource, n: ast.For, lines: list[str]) -> None:
+    """`for k in T.Pipelined(..., num_stages=3)`: the loop, its variable, its literal stages."""
+    if not (isinstance(n.iter, ast.Call) and _is_call(n.iter, "Pipelined")):
+        return
+    var = n.target.id if isinstance(n.target, ast.Name) else None
+    stages = next((k.value.value for k in n.iter.keywords if k.arg == "num_stages"
+                   and isinstance(k.value, ast.Constant) and isinstance(k.value.value, int)), None)
+    src.loops.append(PipelinedLoop(_span(n.iter, lines), var, src.kernel_at(n.lineno), stages))
+
+
+def _on_assign(src: PySource, n: ast.Assign, lines: list[str]) -> None:
+    """`A_shared = T.alloc_shared(...)` (and the fragment and local allocations)."""
+    if not isinstance(n.value, ast.Call):
+        return
+    call = next((c for c in ALLOCS if _is_call(n.value, c)), None)
+    if call is None:
+        return
+    target = n.targets[0]
+    name = target.id if isinstance(target, ast.Name) else None
+    if call == "alloc_shared":
+        src.allocs.append(SharedAlloc(_span(n.value, lines), name, src.kernel_at(n.lineno)))
+    src.buffers.append(BufferAlloc(_span(n.value, lines), name, src.kernel_at(n.lineno), call,
+                                   _arg(n.value, 0, "shape"), _arg(n.value, 1, "dtype")))
+
+
+def _on_with(src: PySource, n: ast.With, lines: list[str]) -> None:
+    """`with T.Kernel(grid..., threads=...)`: the launch, unevaluated."""
+    for item in n.items:
+        launch = item.context_expr
+        if isinstance(launch, ast.Call) and _is_call(launch, "Kernel"):
+            grid = tuple(a for a in launch.args if not isinstance(a, ast.Starred))
+            threads = next((k.value for k in launch.keywords if k.arg == "threads"), None)
+            src.launches.append(KernelLaunch(_span(launch, lines), src.kernel_at(n.lineno), grid, threads))
+
+
+# What `scan` reads from each kind of node (one `ast.walk` over the tree).
+_VISIT: dict[type, Any] = {ast.For: _on_for, ast.Assign: _on_assign, ast.With: _on_with}
 
 
 ALLOCS = ("alloc_shared", "alloc_fragment", "alloc_local")

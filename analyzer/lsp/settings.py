@@ -41,35 +41,61 @@ class LowerSettings:
 
 def parse_lower_table(table: Any, where: str) -> LowerSettings:
     """Validate a `lower` table; a wrong key or value is a usage error that names it."""
-    from ..lowering.driver import KNOWN_ARCHS
-
     if not isinstance(table, dict):
         raise UsageError(f"{where}: expected a table [tool.pipelint.lower], got {table!r}")
     unknown = sorted(set(table) - set(KEYS))
     if unknown:
         raise UsageError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(KEYS)})")
+    return LowerSettings(_archs(table, where), _stages(table, where), _params(table, where),
+                         _timeout(table, where), _jobs(table, where))
+
+
+# One checker per key of the table: each raises the usage error that names the key.
+def _archs(table: dict, where: str) -> tuple[str, ...]:
+    from ..lowering.driver import KNOWN_ARCHS
+
     archs = _words(table.get("arch", list(DEFAULT_ARCHS)), f"{where} arch")
     for arch in archs:
         if arch not in KNOWN_ARCHS:
             raise UsageError(f"{where} arch: unknown arch {arch!r} (known: {', '.join(KNOWN_ARCHS)})")
-    stages: tuple[int | None, ...] = (None,)
-    if "num-stages" in table:
-        raw = table["num-stages"]
-        values = raw if isinstance(raw, list) else [raw]
-        if not values or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in values):
-            raise UsageError(f"{where} num-stages: expected integers >= 0, got {raw!r}")
-        stages = tuple(dict.fromkeys(values))
+    return tuple(dict.fromkeys(archs))
+
+
+def _stages(table: dict, where: str) -> tuple[int | None, ...]:
+    if "num-stages" not in table:
+        return (None,)
+    raw = table["num-stages"]
+    values = raw if isinstance(raw, list) else [raw]
+    if not values or not all(_is_int(n) and n >= 0 for n in values):
+        raise UsageError(f"{where} num-stages: expected integers >= 0, got {raw!r}")
+    return tuple(dict.fromkeys(values))
+
+
+def _params(table: dict, where: str) -> dict[str, Any]:
     params = table.get("params", {})
     if not isinstance(params, dict) or not all(isinstance(k, str) and k.isidentifier() for k in params):
         raise UsageError(f"{where} params: expected a table of parameter = value, got {params!r}")
+    return dict(params)
+
+
+def _timeout(table: dict, where: str) -> float:
     timeout = table.get("timeout", DEFAULT_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
             or timeout <= 0:
         raise UsageError(f"{where} timeout: expected seconds > 0, got {timeout!r}")
+    return float(timeout)
+
+
+def _jobs(table: dict, where: str) -> int:
     jobs = table.get("jobs", 0)
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
+    if not _is_int(jobs) or jobs < 0:
         raise UsageError(f"{where} jobs: expected an integer >= 0, got {jobs!r}")
-    return LowerSettings(tuple(dict.fromkeys(archs)), stages, dict(params), float(timeout), jobs)
+    return jobs
+
+
+def _is_int(value: Any) -> bool:
+    """An integer that is not a bool (TOML's `true` is no stage count)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _words(value: Any, where: str) -> list[str]:

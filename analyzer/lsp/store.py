@@ -50,68 +50,95 @@ def encode(value: Any) -> Any:
 
 
 def decode(kind: Any, value: Any) -> Any:
-    """`value` as an instance of the annotation `kind`, or _Bad."""
-    origin = typing.get_origin(kind)
-    args = typing.get_args(kind)
+    """`value` as an instance of the annotation `kind`, or _Bad: generic annotations by their
+    origin (`_GENERIC`), enums and dataclasses by their class, scalars exactly (`_SCALARS`)."""
     if kind is Any:
         raise _Bad("untyped")
-    if origin in (typing.Union, types.UnionType):
-        for option in args:
-            if option is type(None):
-                if value is None:
-                    return None
-                continue
-            try:
-                return decode(option, value)
-            except _Bad:
-                continue
-        raise _Bad(f"{value!r} is none of {kind}")
-    if origin is list:
-        if type(value) is not list:
-            raise _Bad("not a list")
-        return [decode(args[0], v) for v in value]
-    if origin is tuple:
-        if type(value) is not list:
-            raise _Bad("not a list")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(decode(args[0], v) for v in value)
-        if len(args) != len(value):
-            raise _Bad("a tuple of another length")
-        return tuple(decode(a, v) for a, v in zip(args, value))
-    if origin is dict:
-        if type(value) is not dict:
-            raise _Bad("not a dict")
-        return {decode(args[0], k): decode(args[1], v) for k, v in value.items()}
+    generic = _GENERIC.get(typing.get_origin(kind))
+    if generic is not None:
+        return generic(kind, typing.get_args(kind), value)
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
-        try:
-            return kind(value)
-        except ValueError:
-            raise _Bad("not a member") from None
+        return _enum(kind, value)
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):
-        if type(value) is not dict:
-            raise _Bad("not an object")
-        hints = typing.get_type_hints(kind, vars(sys.modules[kind.__module__]))
-        fields = {f.name for f in dataclasses.fields(kind)}
-        if set(value) != fields:
-            raise _Bad(f"{kind.__name__}: other fields")
-        return kind(**{name: decode(hints[name], value[name]) for name in fields})
-    if kind is bool:
-        if type(value) is not bool:
-            raise _Bad("not a bool")
-        return value
-    if kind is int:
-        if type(value) is not int:
-            raise _Bad("not an int")
-        return value
-    if kind is float:
-        if type(value) not in (int, float) or value != value or value in (float("inf"), float("-inf")):
-            raise _Bad("not a finite number")
-        return float(value)
-    if kind is str:
-        if type(value) is not str:
-            raise _Bad("not a string")
-        return value
-    raise _Bad(f"cannot read a {kind}")
+        return _dataclass(kind, value)
+    scalar = _SCALARS.get(kind)
+    if scalar is None:
+        raise _Bad(f"cannot read a {kind}")
+    accepts, why = scalar
+    if not accepts(value):
+        raise _Bad(why)
+    return float(value) if kind is float else value
+
+
+def _union(kind: Any, args: tuple, value: Any) -> Any:
+    """The first option of `X | Y | None` that `value` decodes as."""
+    for option in args:
+        if option is type(None):
+            if value is None:
+                return None
+            continue
+        try:
+            return decode(option, value)
+        except _Bad:
+            continue
+    raise _Bad(f"{value!r} is none of {kind}")
+
+
+def _list(kind: Any, args: tuple, value: Any) -> list:
+    if type(value) is not list:
+        raise _Bad("not a list")
+    return [decode(args[0], v) for v in value]
+
+
+def _tuple(kind: Any, args: tuple, value: Any) -> tuple:
+    """`tuple[X, ...]` of any length, or `tuple[X, Y]` of exactly that length (JSON: a list)."""
+    if type(value) is not list:
+        raise _Bad("not a list")
+    if len(args) == 2 and args[1] is Ellipsis:
+        return tuple(decode(args[0], v) for v in value)
+    if len(args) != len(value):
+        raise _Bad("a tuple of another length")
+    return tuple(decode(a, v) for a, v in zip(args, value))
+
+
+def _dict(kind: Any, args: tuple, value: Any) -> dict:
+    if type(value) is not dict:
+        raise _Bad("not a dict")
+    return {decode(args[0], k): decode(args[1], v) for k, v in value.items()}
+
+
+_GENERIC = {typing.Union: _union, types.UnionType: _union, list: _list, tuple: _tuple, dict: _dict}
+
+
+def _enum(kind: type[enum.Enum], value: Any) -> enum.Enum:
+    try:
+        return kind(value)
+    except ValueError:
+        raise _Bad("not a member") from None
+
+
+def _dataclass(kind: type, value: Any) -> Any:
+    """A dataclass from an object with exactly its fields, each decoded by its annotation."""
+    if type(value) is not dict:
+        raise _Bad("not an object")
+    hints = typing.get_type_hints(kind, vars(sys.modules[kind.__module__]))
+    fields = {f.name for f in dataclasses.fields(kind)}
+    if set(value) != fields:
+        raise _Bad(f"{kind.__name__}: other fields")
+    return kind(**{name: decode(hints[name], value[name]) for name in fields})
+
+
+def _finite(value: Any) -> bool:
+    return type(value) in (int, float) and value == value and value not in (float("inf"), float("-inf"))
+
+
+# Scalars are taken only as exactly their JSON type (a bool is no int here); floats finite.
+_SCALARS: dict[Any, tuple[Any, str]] = {
+    bool: (lambda v: type(v) is bool, "not a bool"),
+    int: (lambda v: type(v) is int, "not an int"),
+    float: (_finite, "not a finite number"),
+    str: (lambda v: type(v) is str, "not a string"),
+}
 
 
 def key(lowering_key: str, text: str, config: Any, host: Any, budgets: Any, dump: Path) -> str:
