@@ -13,7 +13,8 @@ opened; these numbers are taken:
   until the complete set (every variant: `cold complete`);
 * cached: the same in a new server process once the lowering is cached;
 * after a comment edit: `didChange` appending a comment to the `T.Pipelined` line until the
-  new diagnostics (the code digest is unchanged: no lowering; includes the 0.8 s debounce);
+  new diagnostics (the code digest is unchanged: no lowering; includes the server's pause in
+  typing, 0.5 s; 0.8 s before issue 39's code-edit work);
 * after a code edit: a blank line inserted at the top (lowered again, by the worker the server
   keeps waiting with TileLang imported; includes the debounce), first and complete;
 * second file: while that code edit is being lowered, a second kernel file (examples/reduction.py,
@@ -143,7 +144,7 @@ class Session:
         self.client.text_document_did_change(params)
         other = None
         if second is not None:
-            await asyncio.sleep(1.0)        # past the 0.8 s pause: the edit is being lowered
+            await asyncio.sleep(1.0)        # past the typing pause (0.5 s): the edit is being lowered
             # a comment on its first line: its lowering is cached (comments do not count) but its
             # analysis is not (they do: suppressions), so it is checked beside this lowering
             lines = second.read_text().split("\n")

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import __version__, cachedir
 from ..lowering.driver import MARKER, default_cache_dir
@@ -50,6 +51,10 @@ class Lowered:
 
 
 Progress = Callable[[dict], None]   # gets the result so far (`"partial": true`) after each variant
+
+NO_TILELANG = {"ok": False, "kind": "tilelang", "line": 1, "error": "TileLang is not installed: from pipelint's "
+               "clone, pip install -c constraints.txt -e '.[tilelang]' (CPU-only: pip install torch==2.13.0 first)"}
+
 
 def tilelang_version() -> str | None:
     from importlib import metadata
@@ -78,30 +83,48 @@ def kernel_keys(path: str, text: str, settings: LowerSettings, tl_version: str) 
     stay in every key; a line moved above a kernel changes its key (its `#line` numbers)."""
     import ast
 
-    from .worker import builders_in
-
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
-    builders = builders_in(text)
-    funcs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-             and (n.name in builders or n.decorator_list
-                  or any(a.arg in ("num_stages", "stages") for a in [*n.args.args, *n.args.kwonlyargs]))]
+    funcs = _kernel_functions(tree, text)
     lines = text.split("\n")
     keys = {}
     for f in funcs:
         named = {n.id for n in ast.walk(f) if isinstance(n, ast.Name)}
-        mine = list(lines)
-        for g in funcs:
-            if g is f or g.name in named:
-                continue
-            first = min([g.lineno, *(d.lineno for d in g.decorator_list)])
-            for i in range(first - 1, (g.end_lineno or g.lineno)):
-                mine[i] = ""
+        mine = _blanked(lines, [g for g in funcs if g is not f and g.name not in named])
         keys[f.name] = hashlib.sha256(json.dumps(["kernel", f.name, cache_key(path, "\n".join(mine), settings,
                                                                                 tl_version)]).encode()).hexdigest()[:40]
     return keys
+
+
+_STAGE_ARGS = ("num_stages", "stages")
+
+
+def _kernel_functions(tree: Any, text: str) -> list:
+    """The top-level functions that can be kernels: they build one (`worker.builders_in`), are
+    decorated, or take a num_stages parameter."""
+    import ast
+
+    from .worker import builders_in
+
+    builders = builders_in(text)
+
+    def takes_stages(n: Any) -> bool:
+        return any(a.arg in _STAGE_ARGS for a in [*n.args.args, *n.args.kwonlyargs])
+
+    return [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (n.name in builders or n.decorator_list or takes_stages(n))]
+
+
+def _blanked(lines: list[str], others: list) -> list[str]:
+    """`lines` with the lines of `others` (decorators included) made empty: the line count kept."""
+    mine = list(lines)
+    for g in others:
+        first = min([g.lineno, *(d.lineno for d in g.decorator_list)])
+        for i in range(first - 1, (g.end_lineno or g.lineno)):
+            mine[i] = ""
+    return mine
 
 
 def cache_folder(base: str | None = None) -> Path:
@@ -136,6 +159,8 @@ class Lowerer:
         self.costs: dict[str, float] = {}       # arch -> CPU seconds its last variant took to lower
         self._preparing: asyncio.Lock | None = None
         self.running: dict[int, str] = {}       # pid -> the buffer its worker lowers
+        self.shown: set[str] = set()            # buffers whose lowering under way delivered a variant
+        self._holding: list[tuple[str, list[int]]] = []     # analyses awaited: (buffer, workers stopped)
 
     async def prepare(self) -> None:
         """Start the standby worker if there is none (it imports TileLang, then waits)."""
@@ -192,31 +217,39 @@ class Lowerer:
         folder = folder or self.cache_dir
         use_cache = use_cache and self.use_cache
         if self.tl_version is None:
-            return Lowered({"ok": False, "kind": "tilelang", "line": 1, "error": "TileLang is not installed: "
-                            "from pipelint's clone, pip install -c constraints.txt -e '.[tilelang]' "
-                            "(CPU-only: pip install torch==2.13.0 first)"},
-                           False, 0.0)
+            return Lowered(dict(NO_TILELANG), False, 0.0)
         hit = self.cached(path, text, settings, folder) if use_cache else None
         if hit is not None:
             return Lowered(hit, True, time.perf_counter() - started)
         pairs = [[a, n] for a in settings.archs for n in settings.stages]
-        jobs = max(1, min(settings.jobs or 1, len(pairs)))
-        ordered = self.cheapest_first(pairs)
-        chunks = [ordered[i::jobs] for i in range(jobs)]
         keys = kernel_keys(path, text, settings, self.tl_version) if use_cache else {}
         reused = {name: k for name, key in keys.items() if (k := self._kernel_entry(folder, key, name)) is not None}
-        specs = [{"path": os.path.abspath(path), "text": text, "variants": c, "params": settings.params,
-                  "budgets": budgets or {}, "skip": sorted(reused)} for c in chunks]
+        specs = self._specs(path, text, settings, pairs, budgets, reused)
         sofar = _Partial(pairs, progress, reused)
+        self.shown.discard(os.path.abspath(path))       # this lowering has shown nothing yet
         timings: dict = {"import_s": None, "wait_s": None, "variants": [], "reused": sorted(reused)}
         parts = await asyncio.gather(*(self._run(s, settings.timeout, sofar, timings) for s in specs))
         result = merge(parts, pairs, reused)
-        if all(p.get("kind") not in ("timeout", "crash") and not p.get("crashed") for p in parts) and use_cache:
-            self._store(folder, cache_key(path, text, settings, self.tl_version), result)
-            for k in result.get("kernels", []) if result.get("ok") else []:
-                if k.get("name") in keys and k.get("name") not in reused:
-                    self._store(folder, keys[k["name"]], {"ok": True, "kernel": k})
+        if use_cache and not any(_interrupted(p) for p in parts):
+            self._store_lowering(folder, cache_key(path, text, settings, self.tl_version), result, keys, reused)
         return Lowered(result, False, time.perf_counter() - started, timings)
+
+    def _specs(self, path: str, text: str, settings: LowerSettings, pairs: list[list], budgets: dict | None,
+               reused: dict[str, dict]) -> list[dict]:
+        """One spec per worker: the variants cheapest first, dealt out over `jobs` workers; the
+        kernels whose lowering is reused are skipped."""
+        jobs = max(1, min(settings.jobs or 1, len(pairs)))
+        ordered = self.cheapest_first(pairs)
+        return [{"path": os.path.abspath(path), "text": text, "variants": ordered[i::jobs], "params": settings.params,
+                 "budgets": budgets or {}, "skip": sorted(reused)} for i in range(jobs)]
+
+    def _store_lowering(self, folder: Path, key: str, result: dict, keys: dict[str, str],
+                        reused: dict[str, dict]) -> None:
+        """The buffer's result under its key, and each kernel lowered now under its own."""
+        self._store(folder, key, result)
+        for k in result.get("kernels", []) if result.get("ok") else []:
+            if k.get("name") in keys and k.get("name") not in reused:
+                self._store(folder, keys[k["name"]], {"ok": True, "kernel": k})
 
     def _kernel_entry(self, folder: Path, key: str, name: str) -> dict | None:
         """One kernel's variants, lowered before from code its key says is unchanged."""
@@ -246,20 +279,30 @@ class Lowerer:
     def pause_others(self, path: str) -> list[int]:
         """Stop (SIGSTOP) the workers lowering buffers other than `path`, so that `path`'s short
         analysis does not share two loaded cores with them (a second file's check took 3 s
-        beside a first file's sm_80 lowering at a load of 8, 0.5 s alone); `resume` them."""
-        paused = []
-        for pid, owner in list(self.running.items()):
-            if owner != os.path.abspath(path):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGSTOP)
-                    paused.append(pid)
+        beside a first file's sm_80 lowering at a load of 8, 0.5 s alone); `resume` them.
+        Only workers whose buffer already has its first variant are stopped, now or when it
+        arrives (`_first_variant`): what they lower is the rest of the set, in the background.
+        A first variant (the cheapest, under a second of CPU) is waited for by the user as much
+        as `path` is: stopping it for 2 s put a code edit's diagnostics at 4.7 s at a load of 5."""
+        owner_path = os.path.abspath(path)
+        paused = [pid for pid, owner in list(self.running.items())
+                  if owner != owner_path and owner in self.shown and _signal(pid, signal.SIGSTOP)]
+        self._holding.append((owner_path, paused))
         return paused
 
-    @staticmethod
-    def resume(pids: list[int]) -> None:
+    def resume(self, pids: list[int]) -> None:
+        """Let the workers `pause_others` stopped go on (and stop no more for that analysis)."""
+        self._holding = [(p, held) for p, held in self._holding if held is not pids]
         for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGCONT)
+            _signal(pid, signal.SIGCONT)
+
+    def _first_variant(self, pid: int, owner: str) -> None:
+        """`owner`'s lowering delivered a variant: its worker is background work from now on,
+        stopped while another buffer's analysis is awaited (within that analysis' pause)."""
+        self.shown.add(owner)
+        for path, pids in self._holding:
+            if path != owner and pid not in pids and _signal(pid, signal.SIGSTOP):
+                pids.append(pid)
 
     async def _run(self, spec: dict, timeout: float, sofar: _Partial | None = None,
                    timings: dict | None = None) -> dict:
@@ -272,6 +315,7 @@ class Lowerer:
 
             def event(e: dict) -> None:
                 if e.get("event") == "variant":
+                    self._first_variant(child.pid, spec["path"])
                     v = e["variant"]
                     if v.get("ok") and isinstance(v.get("cpu_seconds"), (int, float)):
                         self.costs[v["arch"]] = float(v["cpu_seconds"])
@@ -306,10 +350,7 @@ def merge(parts: list[dict], pairs: list[list], reused: dict[str, dict] | None =
     if failed is not None:
         return failed
     order = {(a, n): i for i, (a, n) in enumerate(pairs)}
-    kernels: dict[str, dict] = {}
-    for part in parts:
-        for k in part["kernels"]:
-            kernels.setdefault(k["name"], {**k, "variants": []})["variants"].extend(k["variants"])
+    kernels = _by_name(parts)
     for name, k in (reused or {}).items():
         if name in kernels and not kernels[name]["variants"]:
             kernels[name]["variants"] = [dict(v) for v in k["variants"]]
@@ -317,6 +358,20 @@ def merge(parts: list[dict], pairs: list[list], reused: dict[str, dict] | None =
     for k in kernels.values():
         k["variants"].sort(key=lambda v: order.get((v["arch"], None if v.get("as_written") else v["num_stages"]), 0))
     return {"ok": True, "kernels": list(kernels.values()), **({"crashed": crashed} if crashed else {})}
+
+
+def _by_name(parts: list[dict]) -> dict[str, dict]:
+    """The kernels of every part, each once, with the variants of all parts."""
+    kernels: dict[str, dict] = {}
+    for part in parts:
+        for k in part["kernels"]:
+            kernels.setdefault(k["name"], {**k, "variants": []})["variants"].extend(k["variants"])
+    return kernels
+
+
+def _interrupted(part: dict) -> bool:
+    """A worker's part that timed out or crashed: its result is not cached."""
+    return part.get("kind") in ("timeout", "crash") or bool(part.get("crashed"))
 
 
 def start_worker_now() -> subprocess.Popen | None:
@@ -394,6 +449,9 @@ async def run_worker(spec: dict, timeout: float, child: asyncio.subprocess.Proce
 
     async def talk() -> None:
         assert child.stdin is not None and child.stdout is not None
+        from .server import trace
+
+        trace(f"spec sent to {child.pid}")
         child.stdin.write(json.dumps(spec).encode())
         with contextlib.suppress(ConnectionError):
             await child.stdin.drain()
@@ -426,15 +484,22 @@ async def run_worker(spec: dict, timeout: float, child: asyncio.subprocess.Proce
     done = next((e for e in reversed(events) if e.get("event") == "done"), None)
     if done is not None:
         return {k: v for k, v in done.items() if k not in ("event", "import_s")}
+    return _crashed(events, spec, _crash_message(child.returncode, spec, err))
+
+
+def _crash_message(returncode: int | None, spec: dict, err: bytes | bytearray) -> str:
+    """Why a worker ended without its result: its last lines of stderr, or the budget that
+    most likely ended it (SIGXCPU: the CPU backstop; another signal under a memory budget)."""
     tail = " | ".join(err.decode(errors="replace").strip().splitlines()[-3:])
-    if child.returncode is not None and child.returncode < 0 and -child.returncode == getattr(signal, "SIGXCPU", -1):
+    signalled = returncode is not None and returncode < 0
+    xcpu = getattr(signal, "SIGXCPU", None)
+    if signalled and xcpu is not None and returncode == -xcpu:
         tail = "it went over its CPU time (time-budget for every variant)"
-    elif child.returncode is not None and child.returncode < 0 and (spec.get("budgets") or {}).get("memory"):
+    elif signalled and (spec.get("budgets") or {}).get("memory"):
         # TVM's C++ does not survive a failed allocation: over RLIMIT_AS it dies by a signal
         tail += (f" (killed by a signal: most likely over its memory budget of {spec['budgets']['memory']:g} MB, "
                  "memory-budget)")
-    message = f"lowering worker crashed (exit status {child.returncode}): {tail}"
-    return _crashed(events, spec, message)
+    return f"lowering worker crashed (exit status {returncode}): {tail}"
 
 
 def _crashed(events: list[dict], spec: dict, message: str) -> dict:
@@ -452,16 +517,27 @@ def _crashed(events: list[dict], spec: dict, message: str) -> dict:
     for k in kernels:
         variants = list(got.get(k["name"], []))
         if k["name"] not in skip:
-            seen = {v.get("arch") for v in variants} if k.get("stage_param") is None and k.get("kind") != "prim_func" \
-                else {(v.get("arch"), None if v.get("as_written") else v.get("num_stages")) for v in variants}
-            for arch, n in spec.get("variants", []):
-                key = arch if k.get("stage_param") is None and k.get("kind") != "prim_func" else (arch, n)
-                if key not in seen:
-                    seen.add(key)
-                    variants.append({"arch": arch, "num_stages": n, "as_written": n is None, "ok": False,
-                                     "kind": "crash", "error": message})
+            variants += _unfinished(k, variants, spec.get("variants", []), message)
         out.append({**k, "variants": variants})
     return {"ok": True, "kernels": out, "crashed": message}
+
+
+def _unfinished(kernel: dict, done: list[dict], asked: list, message: str) -> list[dict]:
+    """The variants of `asked` a crashed worker did not finish for `kernel`, failed with
+    `message`.  A kernel lowered as written (no num_stages parameter) has one per target."""
+    per_target = kernel.get("stage_param") is None and kernel.get("kind") != "prim_func"
+
+    def key(arch: Any, n: Any) -> Any:
+        return arch if per_target else (arch, n)
+
+    seen = {key(v.get("arch"), None if v.get("as_written") else v.get("num_stages")) for v in done}
+    out = []
+    for arch, n in asked:
+        if key(arch, n) not in seen:
+            seen.add(key(arch, n))
+            out.append({"arch": arch, "num_stages": n, "as_written": n is None, "ok": False,
+                        "kind": "crash", "error": message})
+    return out
 
 
 class _Events:
@@ -516,6 +592,15 @@ class _Partial:
             if self.progress is not None and done < len(self.pairs) * len(self.kernels):   # the last: the result
                 result = merge([{"ok": True, "kernels": list(self.kernels.values())}], self.pairs)
                 self.progress({**result, "partial": True})
+
+
+def _signal(pid: int, signum: int) -> bool:
+    """Send `signum` to `pid`; whether it was delivered (the worker may have exited)."""
+    try:
+        os.kill(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
 
 
 def _arch_number(arch: str) -> int:

@@ -17,7 +17,7 @@
   budgets (`cudajob`), lowering workers get the same budgets per variant, and a buffer over
   max-file-size is neither lowered nor analysed.
 
-Initialization options (all optional): `{"lintOnChange": true, "debounce": 0.8, "lowerPython": true,
+Initialization options (all optional): `{"lintOnChange": true, "debounce": 0.5, "lowerPython": true,
 "warmWorker": true}` (`lowerPython: false`: check `.cu` buffers only, lowering runs the kernel
 file's Python; `warmWorker: false`: no lowering worker waits with TileLang imported).
 """
@@ -55,6 +55,11 @@ SEVERITY = {Severity.ERROR: lsp.DiagnosticSeverity.Error, Severity.WARNING: lsp.
 CUDA_SUFFIXES = (".cu", ".cuh")
 WAIT_FOR_ANALYSIS = 300.0           # a code action waits this long for a run in flight
 WAIT_FOR_HOVER = 1.0                # a hover waits this long, then answers from the source alone
+# The pause in typing before a change is checked: clangd's (its fixed default was 500 ms; its
+# adaptive policy now waits 50-500 ms, as long as the last rebuild took, never more than 500 ms).
+# Clients debounce too (Neovim 150 ms, VS Code's clients about 300 ms).  A typing burst still
+# costs one lowering: each change cancels the run that is still waiting.
+DEBOUNCE = 0.5
 PAUSE_OTHERS = 2.0                  # seconds another buffer's lowering may be stopped for an analysis
 STALE = "stale"                     # the code of the diagnostic that says the others are stale
 
@@ -81,7 +86,7 @@ class PipelintServer(LanguageServer):
         self.lowerer = Lowerer(cache_dir, warm=True)
         self.docs: dict[str, DocState] = {}
         self.lint_on_change = True
-        self.debounce = 0.8
+        self.debounce = DEBOUNCE
         self.lower_python = True            # false: only .cu/.cuh buffers (no kernel file is run)
         self.warm_worker = True             # a lowering worker waits with TileLang imported
         from .cudajob import warm_up
@@ -124,6 +129,8 @@ class PipelintServer(LanguageServer):
         return state.analysis
 
     async def _run(self, uri: str, delay: float) -> None:
+        """Analyse the buffer's current text and publish it (partial results as they come; the
+        last good diagnostics, marked stale, while it does not parse)."""
         if delay:
             await asyncio.sleep(delay)
         doc = self.workspace.get_text_document(uri)
@@ -141,23 +148,14 @@ class PipelintServer(LanguageServer):
             state.stale, state.complete = None, False
             self.publish(uri, analysis, version)
 
-        try:
-            analysis = await self.analyse(path, text, partial)
-        except asyncio.CancelledError:
-            raise
-        except UsageError as exc:       # a broken configuration: say so where the user looks
-            analysis = FileAnalysis(path, [Diagnostic(1, 0, 1, Severity.ERROR, "configuration", str(exc))])
-        except Exception as exc:       # a server must outlive a bug in one analysis: logged
-            log.exception("analysis of %s failed", visible(path))      # stderr: maybe a terminal
-            self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error,
-                                                         visible(f"pipelint: analysis of {path} failed: {exc}")))
+        analysis = await self._analysis_or_error(path, text, partial)
+        if analysis is None:
             return
         for error in analysis.errors:
             self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Warning,
                                                          visible(f"pipelint: {path}: {error}")))
         broken = [d for d in analysis.diagnostics if d.rule == "parse-error"]
-        if broken and path.endswith(CUDA_SUFFIXES) and state.analysis is not None and \
-                not any(d.rule == "parse-error" for d in state.analysis.diagnostics):
+        if broken and path.endswith(CUDA_SUFFIXES) and _parsed(state.analysis):
             self._publish_stale(uri, state, version, (broken[0].line, broken[0].message), broken)
             return
         state.analysis, state.version, state.text, state.stale, state.complete = analysis, version, text, None, True
@@ -166,6 +164,21 @@ class PipelintServer(LanguageServer):
         trace(f"published {Path(path).name} v{version}")
         if path.endswith(".py") and self.lower_python and state.lowered is not None:
             asyncio.ensure_future(self.lowerer.prepare())   # the next lowering's worker, TileLang imported
+
+    async def _analysis_or_error(self, path: str, text: str, partial: Any) -> FileAnalysis | None:
+        """`analyse`, with a broken configuration as a diagnostic on line 1 (where the user
+        looks); None after a bug in the analysis, which is logged (the server outlives it)."""
+        try:
+            return await self.analyse(path, text, partial)
+        except asyncio.CancelledError:
+            raise
+        except UsageError as exc:
+            return FileAnalysis(path, [Diagnostic(1, 0, 1, Severity.ERROR, "configuration", str(exc))])
+        except Exception as exc:
+            log.exception("analysis of %s failed", visible(path))      # stderr: maybe a terminal
+            self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error,
+                                                         visible(f"pipelint: analysis of {path} failed: {exc}")))
+            return None
 
     def _publish_stale(self, uri: str, state: DocState, version: int | None, error: tuple[int, str],
                        current: list[Diagnostic]) -> None:
@@ -204,6 +217,7 @@ class PipelintServer(LanguageServer):
         if too_large is not None:
             return FileAnalysis(path, [Diagnostic(1, 0, 1, Severity.WARNING, "unreadable-file", too_large)])
         settings = lower_settings(config)
+        trace(f"configured {Path(path).name}")
         folder = self.cache_dir or self._cache_of(config)
         dump = dump_folder(folder, path)
         src = scan(text)
@@ -218,6 +232,7 @@ class PipelintServer(LanguageServer):
                     f"pipelint: {Path(path).name}: {len(analysis.diagnostics)} diagnostic(s); lowering cached; "
                     "analysis cached")))
                 return analysis
+        trace(f"analysis cache missed {Path(path).name}")
         latest: list[dict] = []
         ready = asyncio.Event()
 
@@ -296,8 +311,6 @@ class PipelintServer(LanguageServer):
         most PAUSE_OTHERS seconds (`Lowerer.pause_others`): one file's lowering does not hold
         another's diagnostics back."""
         paused = self.lowerer.pause_others(path)
-        if not paused:
-            return await analysis
         resume = asyncio.get_running_loop().call_later(PAUSE_OTHERS, self.lowerer.resume, paused)
         try:
             return await analysis
@@ -367,21 +380,14 @@ class PipelintServer(LanguageServer):
 
         state = self.docs.get(uri)
         current = self.workspace.get_text_document(uri).source
-        analysis = state.analysis if state is not None else None
-        if analysis is None or (state is not None and state.text != current and state.stale is None):
+        if state is None or state.analysis is None or (state.text != current and state.stale is None):
+            if not uri.endswith(".py"):
+                return None
             why = "TileLang is not installed" if self.lowerer.tl_version is None else "still lowering"
-            return static_hover(scan(current), state.params if state else None, line, why) if \
-                uri.endswith(".py") else None
-        assert state is not None
-        parts = [analysis.hover(line, col), lowered_hover(scan(state.text or current), state.lowered, line)]
+            return static_hover(scan(current), state.params if state else None, line, why)
+        parts = [state.analysis.hover(line, col), lowered_hover(scan(state.text or current), state.lowered, line)]
         text = "\n\n".join(p for p in parts if p)
-        if not text:
-            return None
-        if state.stale:
-            text = f"*stale: {state.stale}*\n\n{text}"
-        elif not state.complete:
-            text = f"*the other variants are still being lowered*\n\n{text}"
-        return text
+        return _marked(text, state) if text else None
 
     def hints(self, uri: str, first: int, last: int) -> list[tuple[int, int, str, bool]]:
         """(line, col, label, from the lowering) for lines first..last (1-based)."""
@@ -431,6 +437,20 @@ def _timings(timings: dict | None) -> str:
     if timings.get("reused"):
         parts.append(f"unchanged, not lowered again: {', '.join(timings['reused'])}")
     return f" ({', '.join(parts)})" if parts else ""
+
+
+def _marked(text: str, state: DocState) -> str:
+    """A hover's text with what it is of: a stale version, or the first variants only."""
+    if state.stale:
+        return f"*stale: {state.stale}*\n\n{text}"
+    if not state.complete:
+        return f"*the other variants are still being lowered*\n\n{text}"
+    return text
+
+
+def _parsed(analysis: FileAnalysis | None) -> bool:
+    """Whether there is an analysis of a version that parsed (to keep, marked stale)."""
+    return analysis is not None and not any(d.rule == "parse-error" for d in analysis.diagnostics)
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -483,7 +503,7 @@ def build_server(cache_dir: Path | None = None, host: Any = None) -> PipelintSer
     async def initialize(ls: PipelintServer, params: lsp.InitializeParams) -> None:
         opts = params.initialization_options if isinstance(params.initialization_options, dict) else {}
         ls.lint_on_change = bool(opts.get("lintOnChange", True))
-        ls.debounce = float(opts.get("debounce", 0.8))
+        ls.debounce = float(opts.get("debounce", DEBOUNCE))
         ls.lower_python = bool(opts.get("lowerPython", True))
         ls.warm_worker = bool(opts.get("warmWorker", True))
         ls.lowerer.warm = ls.lower_python and ls.warm_worker

@@ -52,6 +52,15 @@ from ..lowering.worker import (
     dyn_shared_bytes,
 )
 
+_TRACE = os.environ.get("PIPELINT_LSP_TRACE")
+
+
+def trace(what: str) -> None:
+    """`PIPELINT_LSP_TRACE=FILE`: append `<monotonic seconds> <pid> <what>` to FILE (profiling)."""
+    if _TRACE:
+        with contextlib.suppress(OSError), open(_TRACE, "a", encoding="utf-8") as fh:
+            fh.write(f"{time.monotonic():.3f} {os.getpid()} worker: {what}\n")
+
 
 def load_buffer(path: str, text: str) -> types.ModuleType:
     """Execute `text` as the module of file `path`; errors carry the line they happened at."""
@@ -308,19 +317,14 @@ Emit = Callable[[dict], None]
 def lower_file(spec: dict, emit: Emit | None = None) -> dict:
     """Lower every kernel of the buffer for every variant of the spec; `emit` gets each
     (kernel, variant) as it is done (`{"event": "variant", "kernel": ..., "variant": ...}`)."""
-    try:
-        import tilelang  # noqa: F401
-        from tilelang.tools.compile_only import cuda_codegen_available
-    except ImportError as exc:
-        return {"ok": False, "kind": "tilelang", "line": 1,
-                "error": f"TileLang is not installed ({exc}): from pipelint's clone, pip install -c constraints.txt "
-                         "-e '.[tilelang]' (CPU-only: pip install torch==2.13.0 first)"}
-    if not cuda_codegen_available():
-        return {"ok": False, "kind": "tilelang", "line": 1, "error": "this TileLang wheel has no CUDA codegen"}
+    unusable = _tilelang_unusable()
+    if unusable is not None:
+        return {"ok": False, "kind": "tilelang", "line": 1, "error": unusable}
     try:
         module = load_buffer(spec["path"], spec["text"])
     except _ImportFailed as exc:
         return {"ok": False, "kind": "import", "line": exc.line, "error": str(exc)}
+    trace("buffer loaded")
     found = []
     for name, obj, kind in kernels_of(module, spec["text"]):
         params = _accepted(obj, spec.get("params", {}))
@@ -331,28 +335,53 @@ def lower_file(spec: dict, emit: Emit | None = None) -> dict:
         emit({"event": "kernels", "kernels": [{**k, "variants": []} for k in kernels]})
     budgets = spec.get("budgets") or {}
     _cpu_backstop(budgets, len(found) * len(spec["variants"]))
-    done: set[tuple[str, str]] = set()
     skip = set(spec.get("skip") or ())     # kernels whose code is unchanged: the server has their variants
-    for arch, n in spec["variants"]:
-        for (name, obj, kind, params, written), record in zip(found, kernels):
-            if name in skip:
-                continue
-            stages = n
-            if kind != "prim_func" and record["stage_param"] is None:
-                # no num_stages parameter (issue 39): lowered as written, once per target, as
-                # `pipelint lower` does; the server's note says only that stage count was checked
-                if (name, arch) in done:
-                    continue
-                done.add((name, arch))
-                stages = None
+    for arch, stages in _asked(spec["variants"], found, kernels, skip):
+        for (name, obj, kind, params, written), record, n in stages:
             started = time.process_time(), time.perf_counter()
-            variant = _variant(obj, kind, params, arch, stages, written, budgets)
+            variant = _variant(obj, kind, params, arch, n, written, budgets)
             variant["seconds"] = round(time.perf_counter() - started[1], 3)
             variant["cpu_seconds"] = round(time.process_time() - started[0], 3)
             record["variants"].append(variant)
+            trace(f"lowered {name} {arch}")
             if emit is not None:
                 emit({"event": "variant", "kernel": name, "variant": variant})
     return {"ok": True, "kernels": kernels}
+
+
+def _tilelang_unusable() -> str | None:
+    """Why this worker cannot lower (TileLang missing, or a wheel without CUDA codegen); None if it can."""
+    try:
+        import tilelang  # noqa: F401
+        from tilelang.tools.compile_only import cuda_codegen_available
+    except ImportError as exc:
+        return (f"TileLang is not installed ({exc}): from pipelint's clone, pip install -c constraints.txt "
+                "-e '.[tilelang]' (CPU-only: pip install torch==2.13.0 first)")
+    if not cuda_codegen_available():
+        return "this TileLang wheel has no CUDA codegen"
+    return None
+
+
+def _asked(variants: list, found: list, kernels: list[dict], skip: set[str]) -> Any:
+    """(arch, [(kernel, its record, num_stages to lower with)]) in the spec's order, every kernel
+    of one variant before the next variant.  A kernel with no num_stages parameter (issue 39) is
+    lowered as written (None), once per target, as `pipelint lower` does; the server's note
+    says only that stage count was checked.  Kernels in `skip` are not lowered."""
+    done: set[tuple[str, str]] = set()
+    for arch, n in variants:
+        stages = []
+        for entry, record in zip(found, kernels):
+            name, kind = entry[0], entry[2]
+            if name in skip:
+                continue
+            if kind != "prim_func" and record["stage_param"] is None:
+                if (name, arch) in done:
+                    continue
+                done.add((name, arch))
+                stages.append((entry, record, None))
+            else:
+                stages.append((entry, record, n))
+        yield arch, stages
 
 
 def _variant(obj: Any, kind: str, params: dict, arch: str, n: int | None, written: int | None,
@@ -463,16 +492,25 @@ def warm_up(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16")):
 _WARM_PATH = "<pipelint-warm-up>"
 
 
-def warm_up() -> None:
-    """Lower a small pipelined copy for sm_80 and sm_90 (about 0.4 s): what TileLang does the
+WARM_ARCHS = ("sm_90", "sm_80")     # sm_90 first: the server lowers it first (cheapest)
+
+
+def warm_up(arrived: Callable[[], bool] = lambda: False) -> None:
+    """Lower a small pipelined copy for sm_90, then sm_80 (about 0.4 s): what TileLang does the
     first time it lowers anything (lazy imports, pass registries) is then done before the
-    buffer arrives, and the buffer's first variant takes 0.4 s instead of 0.9 s."""
+    buffer arrives, and the buffer's first variant takes 0.4 s instead of 0.9 s.  It gives way
+    to a spec: `arrived()` is asked before each target, so a buffer sent during the sm_90
+    warm-up does not also wait for sm_80's (the costlier one: 1-2 s on the loaded machine).
+    A lowering under way is not interrupted: a Python exception raised from a signal inside
+    TileLang's pass callbacks did not reliably stop the first lowering of a process."""
     linecache.cache[_WARM_PATH] = (len(_WARM_UP), None, _WARM_UP.splitlines(keepends=True), _WARM_PATH)
     try:
         scope: dict = {"__name__": "pipelint_warm_up"}
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             exec(compile(_WARM_UP, _WARM_PATH, "exec", dont_inherit=True), scope)
-            for arch in ("sm_80", "sm_90"):
+            for arch in WARM_ARCHS:
+                if arrived():
+                    break
                 lower_one(scope["warm_up"], "prim_func", {}, arch, None)
     except Exception:  # noqa: BLE001 - a warm-up that fails costs nothing but its time
         pass
@@ -497,12 +535,15 @@ def _serve() -> int:
     with contextlib.suppress(ImportError), contextlib.redirect_stdout(io.StringIO()):
         import tilelang  # noqa: F401
     imported = time.perf_counter() - started
+    trace("imported")
     if not _readable(sys.stdin):    # a standby worker: nothing to lower yet, so warm TileLang up
-        warm_up()
+        warm_up(lambda: _readable(sys.stdin))
+        trace("warmed up")
     raw = sys.stdin.read()
     if not raw.strip():         # the server went away before it needed this worker
         return 0
     spec = json.loads(raw)
+    trace("spec read")
     out = sys.stdout
 
     def emit(event: dict) -> None:
