@@ -16,6 +16,8 @@ so in one note per kernel, never an error.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from pipelint import hookimpl
 from pipelint.checks import make_finding, rules_by_id
 from pipelint.cuda import ast as A
@@ -90,41 +92,58 @@ def pipelint_rules() -> tuple[Rule, ...]:
 def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) -> list[Finding]:
     hazards = list(kernel.cp_async.plain_hazards) + list(kernel.races.hazards)
     handoff = list(kernel.global_handoff.hazards)
-    seen: set[tuple] = set()
     out: list[Finding] = []
     undecided: list[Hazard] = []
-    for h in hazards:
-        if h.first.kind == K.MBAR_INIT:
-            continue        # an uninitialised barrier: mbarrier-init-fence's business
-        same = _same_statement(h.first.node, h.second.node) and h.kind != H.WAW_PLAIN
-        outer = max((h.first.node, h.second.node), key=lambda n: (n.span.end_line - n.span.line,
-                                                                 n.span.end_column - n.span.column))
-        key = ("rmw", outer.span.line, outer.span.column) if same else (h.kind, id(h.first.node),
-                                                                       id(h.second.node))
-        if key in seen:
-            continue
-        seen.add(key)
+    for h in _distinct(hazards):
         if not h.certain:
             undecided.append(h)
-            continue
-        if h.first.kind == K.GLOBAL:
+        elif h.first.kind == K.GLOBAL:
             out.append(_global_finding(kernel, path, h))
-            continue
-        out.append(_finding(kernel, path, h))
+        else:
+            out.append(_finding(kernel, path, h))
     for h in handoff:
         if h.certain:
             out.append(_global_finding(kernel, path, h))
         else:
             undecided.append(h)
-    # a store whose writers' values could not be compared is moot where its own statement is
-    # already a certain read-modify-write race (`s[0] = s[0] + x` by many threads)
-    racing = {id(n) for h in hazards if h.certain and h.kind != H.WAW_PLAIN
-              and _same_statement(h.first.node, h.second.node) for n in (h.first.node, h.second.node)}
-    undecided = [h for h in undecided if not (h.kind == H.WAW_PLAIN and h.first.node is h.second.node
-                                              and id(h.first.node) in racing)]
+    undecided = _not_moot(undecided, hazards)
     if undecided:
         out.append(_undecided(kernel, path, undecided, parsed.source))
     return out
+
+
+def _distinct(hazards: list[Hazard]) -> Iterator[Hazard]:
+    """The hazards to report, each defect once: a read-modify-write statement (`s[0] += x`)
+    races with itself through its load and its store, one finding at the statement; any other
+    pair once per kind.  A hazard whose first access is an mbarrier init is left out: an
+    uninitialised barrier is mbarrier-init-fence's business."""
+    seen: set[tuple] = set()
+    for h in hazards:
+        if h.first.kind == K.MBAR_INIT:
+            continue
+        key = _defect(h)
+        if key not in seen:
+            seen.add(key)
+            yield h
+
+
+def _defect(h: Hazard) -> tuple:
+    """What tells one reported defect from another (see `_distinct`)."""
+    if not (_same_statement(h.first.node, h.second.node) and h.kind != H.WAW_PLAIN):
+        return h.kind, id(h.first.node), id(h.second.node)
+    outer = max((h.first.node, h.second.node), key=lambda n: (n.span.end_line - n.span.line,
+                                                             n.span.end_column - n.span.column))
+    return "rmw", outer.span.line, outer.span.column
+
+
+def _not_moot(undecided: list[Hazard], hazards: list[Hazard]) -> list[Hazard]:
+    """The undecided hazards worth a note: a store whose writers' values could not be compared
+    is moot where its own statement is already a certain read-modify-write race (`s[0] = s[0] + x`
+    by many threads)."""
+    racing = {id(n) for h in hazards if h.certain and h.kind != H.WAW_PLAIN
+              and _same_statement(h.first.node, h.second.node) for n in (h.first.node, h.second.node)}
+    return [h for h in undecided if not (h.kind == H.WAW_PLAIN and h.first.node is h.second.node
+                                         and id(h.first.node) in racing)]
 
 
 def _global_finding(kernel: KernelModel, path: str, h: Hazard) -> Finding:
