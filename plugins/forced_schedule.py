@@ -555,6 +555,23 @@ def _shared_arrays(decls: list[A.Declaration]) -> list[tuple[str, bool]]:
     return [(d.name, decl.has("extern")) for decl in decls if decl.has("__shared__") for d in decl.declarators]
 
 
+def _poison_insert(func: A.FunctionDef, lines: list[str]) -> list[tuple[int, int, str]]:
+    """Where the poison goes: after the last `__shared__` declaration of the kernel's leading
+    declarations (before a trailing `//` comment on its line); nothing without one."""
+    lead = []
+    for s in func.body.body if func.body is not None else ():
+        if not isinstance(s, A.Declaration):
+            break
+        lead.append(s)
+    shared = [s for s in lead if s.has("__shared__")]
+    code = poison_code(_shared_arrays(shared))
+    if not code:
+        return []
+    at = shared[-1].span.line
+    end = lines[at - 1].find("//", lines[at - 1].rfind(";"))
+    return [(at, end + 1 if end >= 0 else len(lines[at - 1]) + 1, " " + code)]
+
+
 def render(text: str, delays: list[Delay], *, select: bool = False, poison: bool = True,
            kernel: str | None = None) -> str:
     """The variant: `text` with each delay before its statement, shared memory poisoned at entry
@@ -572,18 +589,8 @@ def render(text: str, delays: list[Delay], *, select: bool = False, poison: bool
     for d in delays:
         stmt = _locate(lines, func, d.anchor, d.occurrence)
         inserts.append((stmt.span.line, _column(lines, stmt), delay_code(d, select, _loop_vars(func, stmt))))
-    if poison and func.body is not None and func.body.body:
-        lead = []
-        for s in func.body.body:
-            if not isinstance(s, A.Declaration):
-                break
-            lead.append(s)
-        shared = [s for s in lead if isinstance(s, A.Declaration) and s.has("__shared__")]
-        code = poison_code(_shared_arrays(shared))
-        if code:
-            at = shared[-1].span.line
-            end = lines[at - 1].find("//", lines[at - 1].rfind(";"))
-            inserts.append((at, end + 1 if end >= 0 else len(lines[at - 1]) + 1, " " + code))
+    if poison:
+        inserts.extend(_poison_insert(func, lines))
     if select:
         inserts.append((func.span.line, 1, f"__device__ int {SELECT_VAR} = 0; "))
     for line, col, code in sorted(inserts, key=lambda x: (x[0], x[1]), reverse=True):

@@ -35,6 +35,31 @@ SM80_ON_HOPPER = {"tl.disable_warp_specialized": True, "tl.disable_tma_lower": T
 def run_spec(spec: dict) -> dict:
     """Compile `spec["cuda"]`'s exact text for the kernel `spec` names, run it on seeded inputs,
     save the outputs to `spec["out"]` and compare with `spec["reference"]` outputs if given."""
+    import torch
+
+    kernel, inputs = _compiled(spec)
+    out = kernel(*inputs)
+    torch.cuda.synchronize()
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    result: dict[str, Any] = {"ran": True}
+    if spec.get("out"):
+        torch.save([o.detach().cpu() for o in outs], spec["out"])
+    ref = _reference_outputs(spec, inputs)
+    if ref is not None:
+        err = max(float((a.detach().cpu().float() - b.float()).abs().max()) for a, b in zip(outs, ref))
+        finite = all(bool(torch.isfinite(a.detach().cpu().float()).all()) for a in outs)
+        result.update(max_abs_error=err, correct=finite and err <= spec.get("atol", 1e-2) * 10,
+                      reference_mismatches=_mismatches(outs, ref, spec.get("atol", 1e-2) * 10))
+    for key, field in (("natural", "mismatches"), ("poisoned", "vs_poisoned")):
+        # a forced schedule vs the natural run, and vs the poison-only run (exact: atol 0)
+        if spec.get(key) and Path(spec[key]).is_file():
+            result[field] = _mismatches(outs, torch.load(spec[key]), 0.0)
+    return result
+
+
+def _compiled(spec: dict) -> tuple[Any, list]:
+    """The kernel compiled from `spec["cuda"]` through TileLang's post-processing callback (the
+    text replaces what TileLang generates), and its seeded inputs."""
     import tilelang
     import torch
     from tilelang.engine.callback import register_cuda_postproc
@@ -54,30 +79,22 @@ def run_spec(spec: dict) -> dict:
     symbols = {d.name for p in profiler.params for d in p.shape if type(d).__name__ == "Var"}
     inputs = profiler._get_inputs(dynamic_symbolic_constraints={s: spec.get("dynamic", 1024) for s in symbols}
                                   or None)
-    out = kernel(*inputs)
-    torch.cuda.synchronize()
-    outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    result: dict[str, Any] = {"ran": True}
-    if spec.get("out"):
-        torch.save([o.detach().cpu() for o in outs], spec["out"])
-    ref = None
+    return kernel, inputs
+
+
+def _reference_outputs(spec: dict, inputs: list) -> list | None:
+    """What the outputs must equal: `--reference EXPR` evaluated on the same inputs, or the saved
+    outputs of TileLang's own CUDA; None without either."""
+    import torch
+
     if spec.get("reference_expr"):             # `--reference torch.matmul`: on the same inputs
         from pipelint.plugins.bench import _reference
 
         expected = _reference(spec["reference_expr"])(*inputs)
-        ref = [t.detach().cpu() for t in (expected if isinstance(expected, (list, tuple)) else [expected])]
-    elif spec.get("reference") and Path(spec["reference"]).is_file():
-        ref = torch.load(spec["reference"])    # the outputs of TileLang's own CUDA for this variant
-    if ref is not None:
-        err = max(float((a.detach().cpu().float() - b.float()).abs().max()) for a, b in zip(outs, ref))
-        finite = all(bool(torch.isfinite(a.detach().cpu().float()).all()) for a in outs)
-        result.update(max_abs_error=err, correct=finite and err <= spec.get("atol", 1e-2) * 10,
-                      reference_mismatches=_mismatches(outs, ref, spec.get("atol", 1e-2) * 10))
-    if spec.get("natural") and Path(spec["natural"]).is_file():   # a forced schedule vs the natural one
-        result["mismatches"] = _mismatches(outs, torch.load(spec["natural"]), 0.0)
-    if spec.get("poisoned") and Path(spec["poisoned"]).is_file():  # ... and vs the poison-only run
-        result["vs_poisoned"] = _mismatches(outs, torch.load(spec["poisoned"]), 0.0)
-    return result
+        return [t.detach().cpu() for t in (expected if isinstance(expected, (list, tuple)) else [expected])]
+    if spec.get("reference") and Path(spec["reference"]).is_file():
+        return list(torch.load(spec["reference"]))    # the outputs of TileLang's own CUDA for this variant
+    return None
 
 
 def _mismatches(outs: list, expected: list, atol: float) -> int:
@@ -188,39 +205,48 @@ def pipelint_add_commands(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_verify)
 
 
-def cmd_verify(args: argparse.Namespace, host: Any) -> int:
+def _gpu() -> bool:
     try:
         import torch
-        gpu = torch.cuda.is_available()
     except ImportError:
-        gpu = False
-    if not gpu:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def cmd_verify(args: argparse.Namespace, host: Any) -> int:
+    if not _gpu():
         print("pipelint verify: no CUDA GPU here (verify runs kernels; `pipelint check` needs none)", file=sys.stderr)
         return 2
     source = args.kernel_source if args.cu else args.kernel
     if not source:
         raise UsageError("give FILE.py[:NAME], or --cu FILE.cu with --kernel-source FILE.py[:NAME]")
-    from pipelint.lowering.driver import KernelRef, parse_params
-
-    ref = KernelRef.parse(source)
-    params = parse_params(args.param)
-    from pipelint.plugins.bench import parse_config
-
-    major, minor = torch.cuda.get_device_capability()
-    arch = f"sm_{major}{minor}"
-    configs = [parse_config(c) for c in args.config] or [{}]
-    forced = _forced_options(args)
-    rows = [verify_variant(host, ref.file, ref.name, {**params, **cfg}, n, arch,
-                           Path(args.cu).read_text() if args.cu else None,
-                           tuple(t for t in args.tools.split(",") if t), args.timeout, args.reference,
-                           label=",".join(f"{k}={v}" for k, v in cfg.items()), forced=forced)
-            for cfg in configs for n in args.num_stages]
+    rows = _verify_all(args, host, source)
     text = render(args.format, rows, host)
     if args.output:
         Path(args.output).write_text(text)
     else:
         sys.stdout.write(text)
     return 1 if any(r["join"]["verdict"] != "clean" for r in rows) else 0
+
+
+def _verify_all(args: argparse.Namespace, host: Any, source: str) -> list[dict]:
+    """One row per variant: every `--config` times every `--num-stages`."""
+    import torch
+
+    from pipelint.lowering.driver import KernelRef, parse_params
+    from pipelint.plugins.bench import parse_config
+
+    ref = KernelRef.parse(source)
+    params = parse_params(args.param)
+    major, minor = torch.cuda.get_device_capability()
+    arch = f"sm_{major}{minor}"
+    configs = [parse_config(c) for c in args.config] or [{}]
+    forced = _forced_options(args)
+    cuda = Path(args.cu).read_text() if args.cu else None
+    tools = tuple(t for t in args.tools.split(",") if t)
+    return [verify_variant(host, ref.file, ref.name, {**params, **cfg}, n, arch, cuda, tools, args.timeout,
+                           args.reference, label=",".join(f"{k}={v}" for k, v in cfg.items()), forced=forced)
+            for cfg in configs for n in args.num_stages]
 
 
 def _forced_options(args: argparse.Namespace) -> dict | None:
@@ -298,7 +324,6 @@ def forced_runs(host: Any, base: dict, text: str, twin: str | None, dynamic: dic
     import time
 
     from pipelint.plugins import forced_schedule as fs
-    from pipelint.plugins.forced_schedule_verdict import finding_verdict
 
     t0 = time.monotonic()
     where.mkdir(parents=True, exist_ok=True)
@@ -309,55 +334,86 @@ def forced_runs(host: Any, base: dict, text: str, twin: str | None, dynamic: dic
     delays = fs.number([d for p in plans for d in p.delays])
     if twin is not None:
         twin = fs.rename_kernel(twin, text)
-    natural_pt = scratch / "variant.pt"
-    twin_pt = where / "twin.pt"
-    runs: dict[str, Any] = {}
     (where / "kernel.cu").write_text(text)
+    runner = _ForcedRunner(base, where, timeout)
+    runs, moved = runner.all(text, twin, delays, scratch / "variant.pt", jobs)
+    natural = _natural(dynamic, runs, twin, scratch / "variant.pt", where / "twin.pt")
+    out = _verdicts(plans, delays, runs, moved, natural, dynamic, where)
+    seconds = round(time.monotonic() - t0, 1)
+    (where / "forced_schedule.json").write_text(json.dumps({"findings": out, "seconds": seconds}, indent=2) + "\n")
+    return out, seconds
 
-    def one(tag: str, cuda_text: str, natural: Path | None, poisoned: Path | None = None) -> tuple[str, dict]:
-        cu = where / f"{tag}.cu"
+
+class _ForcedRunner:
+    """Runs variants of one kernel through `dynamic_runs`, each variant's CUDA, output and run
+    record kept in `where` (the evidence a user attaches to a bug report)."""
+
+    def __init__(self, base: dict, where: Path, timeout: float) -> None:
+        self.base, self.where, self.timeout = base, where, timeout
+
+    def one(self, tag: str, cuda_text: str, natural: Path | None, poisoned: Path | None = None) -> tuple[str, dict]:
+        cu = self.where / f"{tag}.cu"
         cu.write_text(cuda_text)
-        spec = {**base, "cuda": str(cu), "out": str(where / f"{tag}.pt"),
+        spec = {**self.base, "cuda": str(cu), "out": str(self.where / f"{tag}.pt"),
                 "natural": str(natural) if natural else None, "poisoned": str(poisoned) if poisoned else None}
-        res = dynamic_runs(spec, (), timeout)["run"]
-        (where / f"{tag}.json").write_text(json.dumps(res, indent=2) + "\n")
+        res = dynamic_runs(spec, (), self.timeout)["run"]
+        (self.where / f"{tag}.json").write_text(json.dumps(res, indent=2) + "\n")
         return tag, res
 
-    poisoned_pt, twin_poisoned_pt = where / "delay_0.pt", where / "twin_delay_0.pt"
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        # first the bases every delay is compared with: shared memory poisoned, no delay (and the twin's)
-        first = [pool.submit(one, "delay_0", fs.render(text, []), natural_pt)]
-        if twin is not None:
-            first.append(pool.submit(one, "twin", twin, None))
-        runs.update(f.result() for f in first)
-        if twin is not None:
-            runs.update([one("twin_delay_0", fs.render(twin, []), twin_pt)])
-        futs = [pool.submit(one, f"delay_{d.number}", fs.render(text, [d]), natural_pt, poisoned_pt) for d in delays]
+    def all(self, text: str, twin: str | None, delays: list, natural_pt: Path,
+            jobs: int) -> tuple[dict[str, Any], dict[int, Any]]:
+        """First the bases every delay is compared with (shared memory poisoned, no delay; the
+        twin and its poison-only build), then every delay and its control on the twin.  Returns
+        the runs by tag and the delays moved into the twin, by number."""
+        from pipelint.plugins import forced_schedule as fs
+
+        where = self.where
+        twin_pt, poisoned_pt, twin_poisoned_pt = where / "twin.pt", where / "delay_0.pt", where / "twin_delay_0.pt"
+        runs: dict[str, Any] = {}
         moved: dict[int, Any] = {}
-        if twin is not None:
-            for d in delays:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            first = [pool.submit(self.one, "delay_0", fs.render(text, []), natural_pt)]
+            if twin is not None:
+                first.append(pool.submit(self.one, "twin", twin, None))
+            runs.update(f.result() for f in first)
+            if twin is not None:
+                runs.update([self.one("twin_delay_0", fs.render(twin, []), twin_pt)])
+            futs = [pool.submit(self.one, f"delay_{d.number}", fs.render(text, [d]), natural_pt, poisoned_pt)
+                    for d in delays]
+            for d in delays if twin is not None else []:
                 t = fs.relocate(d, twin)
                 if t is not None:
                     moved[d.number] = t
-                    futs.append(pool.submit(one, f"twin_delay_{d.number}", fs.render(twin, [t]), twin_pt,
+                    futs.append(pool.submit(self.one, f"twin_delay_{d.number}", fs.render(twin, [t]), twin_pt,
                                             twin_poisoned_pt))
-        runs.update(f.result() for f in futs)
+            runs.update(f.result() for f in futs)
+        return runs, moved
+
+
+def _natural(dynamic: dict, runs: dict[str, Any], twin: str | None, natural_pt: Path, twin_pt: Path) -> dict:
+    """The natural schedule's evidence: its run, whether it hung, how wrong it is (against the
+    twin's output when there is one, else the reference), and what the poison alone changed."""
     run = dynamic.get("run") or {}
     wrong = run.get("reference_mismatches")
     if twin is not None and twin_pt.is_file() and natural_pt.is_file():     # the natural output vs the twin's
         import torch
 
         wrong = _mismatches(torch.load(natural_pt), torch.load(twin_pt), 0.0)
-    natural = {"runs": [run], "timeout": bool(run.get("timeout")), "wrong": wrong,
-               "poisoned": runs.get("delay_0", {}).get("mismatches"),
-               "twin_poisoned": runs.get("twin_delay_0", {}).get("mismatches")}
+    return {"runs": [run], "timeout": bool(run.get("timeout")), "wrong": wrong,
+            "poisoned": runs.get("delay_0", {}).get("mismatches"),
+            "twin_poisoned": runs.get("twin_delay_0", {}).get("mismatches")}
+
+
+def _verdicts(plans: list, delays: list, runs: dict[str, Any], moved: dict[int, Any], natural: dict,
+              dynamic: dict, where: Path) -> list[dict]:
+    """One entry per finding: its witness, its delays' runs and controls, and the verdict."""
+    from pipelint.plugins.forced_schedule_verdict import finding_verdict
+
     out = []
-    k = 0
+    numbered = iter(delays)
     for p in plans:
         rows = []
-        for _ in p.delays:
-            d = delays[k]
-            k += 1
+        for d in (next(numbered) for _ in p.delays):
             rows.append({"describe": d.describe(), "number": d.number, "variant": runs.get(f"delay_{d.number}"),
                          "control": runs.get(f"twin_delay_{d.number}") if d.number in moved else None})
         verdict = finding_verdict({"delays": rows}, natural, dynamic) if p.delays else {
@@ -365,9 +421,7 @@ def forced_runs(host: Any, base: dict, text: str, twin: str | None, dynamic: dic
             "harness_error": None}
         out.append({"rule": p.rule, "line": p.line, "witness": p.witness.to_json() if p.witness else None,
                     "verify": verdict, "evidence": str(where)})
-    seconds = round(time.monotonic() - t0, 1)
-    (where / "forced_schedule.json").write_text(json.dumps({"findings": out, "seconds": seconds}, indent=2) + "\n")
-    return out, seconds
+    return out
 
 
 def make_row(variant: str, findings: list, dynamic: dict, host: Any) -> dict:
@@ -381,37 +435,48 @@ def make_row(variant: str, findings: list, dynamic: dict, host: Any) -> dict:
 
 
 def render(fmt: str, rows: list[dict], host: Any = None) -> str:
-    from pipelint.plugins.forced_schedule_verdict import properties as forced_properties
-    from pipelint.plugins.forced_schedule_verdict import render_table as forced_table
-    from pipelint.plugins.verify_join import render_table
-
     if fmt == "json":
         return json.dumps({"variants": rows}, indent=2, sort_keys=True) + "\n"
     if fmt == "sarif":
-        from pipelint.findings import Finding, Location, Report, Severity
-        from pipelint.report.sarif import render as sarif
+        return _render_sarif(rows, host)
+    return _render_text(rows)
 
-        report = Report(rules=dict(host.rules) if host else {})
-        verdicts = {}
-        for r in rows:
-            for f in r["findings"]:
-                report.findings.append(Finding(f["rule"], Severity(f["severity"]), f["message"],
-                                               Location(r["variant"], f["line"])))
-                verdicts[(f["rule"], r["variant"], f["line"])] = r["join"]
-        doc = json.loads(sarif(report, host=host))
-        from urllib.parse import unquote
 
-        forced = {(f["rule"], r["variant"], f["line"]): f for r in rows for f in r.get("forced", [])}
-        for result in doc["runs"][0]["results"]:       # the GPU's verdict as result properties
-            loc = result["locations"][0]["physicalLocation"]
-            key = (result["ruleId"], unquote(loc["artifactLocation"]["uri"]), loc["region"]["startLine"])
-            if key in verdicts:
-                result.setdefault("properties", {})["gpu"] = verdicts[key]
-            if key in forced:
-                props = result.setdefault("properties", {})
-                props.update(forced_properties(forced[key]["verify"]))
-                props["witness"] = forced[key]["witness"]
-        return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+def _render_sarif(rows: list[dict], host: Any) -> str:
+    """pipelint's SARIF of the variants' findings, each result with the GPU's verdict (`gpu`) and,
+    after `--forced-schedule`, `verify.verdict`, `verify.delay`, `verify.mismatches` and the
+    `witness` as properties."""
+    from urllib.parse import unquote
+
+    from pipelint.findings import Finding, Location, Report, Severity
+    from pipelint.plugins.forced_schedule_verdict import properties as forced_properties
+    from pipelint.report.sarif import render as sarif
+
+    report = Report(rules=dict(host.rules) if host else {})
+    verdicts = {}
+    for r in rows:
+        for f in r["findings"]:
+            report.findings.append(Finding(f["rule"], Severity(f["severity"]), f["message"],
+                                           Location(r["variant"], f["line"])))
+            verdicts[(f["rule"], r["variant"], f["line"])] = r["join"]
+    doc = json.loads(sarif(report, host=host))
+    forced = {(f["rule"], r["variant"], f["line"]): f for r in rows for f in r.get("forced", [])}
+    for result in doc["runs"][0]["results"]:       # the GPU's verdict as result properties
+        loc = result["locations"][0]["physicalLocation"]
+        key = (result["ruleId"], unquote(loc["artifactLocation"]["uri"]), loc["region"]["startLine"])
+        if key in verdicts:
+            result.setdefault("properties", {})["gpu"] = verdicts[key]
+        if key in forced:
+            props = result.setdefault("properties", {})
+            props.update(forced_properties(forced[key]["verify"]))
+            props["witness"] = forced[key]["witness"]
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def _render_text(rows: list[dict]) -> str:
+    from pipelint.plugins.forced_schedule_verdict import render_table as forced_table
+    from pipelint.plugins.verify_join import render_table
+
     text = render_table(rows)
     forced_rows = [{"case": r["variant"], **f} for r in rows for f in r.get("forced", [])]
     if forced_rows:

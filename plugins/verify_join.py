@@ -44,20 +44,27 @@ def join(static_rules: list[str], dynamic: dict[str, Any], severities: dict[str,
     errors = sorted({r for r in static_rules if severities.get(r) == "error"})
     perf = sorted({r for r in static_rules if severities.get(r) != "error"})
     failed = failures(dynamic)
-    matched = [r for r in errors if (r in RACE_RULES and RACE_FAILURES & set(failed))
-               or (r in HANG_RULES and HANG_FAILURES & set(failed))]
+    matched = [r for r in errors if _expects(r, set(failed))]
+    return {"verdict": _verdict(bool(errors), bool(failed), bool(matched), bool(perf)), "static_errors": errors,
+            "static_other": perf, "dynamic_failures": failed, "matched": matched}
+
+
+def _expects(rule: str, failed: set[str]) -> bool:
+    """Whether a failure of the run is of the kind the rule predicts (a race: wrong output or
+    racecheck; a hang: a timeout or synccheck)."""
+    return bool((rule in RACE_RULES and RACE_FAILURES & failed) or (rule in HANG_RULES and HANG_FAILURES & failed))
+
+
+def _verdict(errors: bool, failed: bool, matched: bool, perf: bool) -> str:
     if errors and failed:
-        verdict = "confirmed" if matched else "confirmed (different kind)"
-    elif errors:
-        verdict = "static only"
-    elif failed:
-        verdict = "dynamic only"
-    elif perf:
-        verdict = "static only (performance)"     # a stall or lost overlap: nothing to see in a run
-    else:
-        verdict = "clean"
-    return {"verdict": verdict, "static_errors": errors, "static_other": perf, "dynamic_failures": failed,
-            "matched": matched}
+        return "confirmed" if matched else "confirmed (different kind)"
+    if errors:
+        return "static only"
+    if failed:
+        return "dynamic only"
+    if perf:
+        return "static only (performance)"     # a stall or lost overlap: nothing to see in a run
+    return "clean"
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:
