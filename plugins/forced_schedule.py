@@ -109,14 +109,16 @@ class Delay:
     mode: str = SPIN                   # SPIN | HEAL (a spin of every warp of the side) | REFILL
     refill: tuple[str, int] | None = None   # REFILL: (the load's destination expression, its bytes)
     group: int = 0                     # REFILL: the threads that poison (0: the loading thread alone)
+    hot: tuple[str, str] | None = None  # REFILL before the slot's wait: (its mbarrier, its parity), polled
 
     def describe(self) -> str:
         """`warps 0-3 (threads 0-127) before line 29, k=2, 2.0 ms`: for tables and the `verify.delay` property."""
         if self.mode == REFILL and self.refill is not None:
             who = f"threads 0-{self.group - 1} (mod {self.group}) of the loading group" if self.group \
                 else "the loading thread"
-            return (f"slot refilled with 0xff at its release by {who}: {self.refill[1]} bytes at {self.refill[0]}, "
-                    f"before line {self.line}, every iteration")
+            hot = ", the group polling the release while it loads the slot" if self.hot else ""
+            return (f"slot refilled with 0xff at its release by {who}{hot}: {self.refill[1]} bytes at "
+                    f"{self.refill[0]}, before line {self.line}, every iteration")
         threads = tuple(t for w in self.warps for t in range(w * WARP, (w + 1) * WARP))
         it = "".join(f", {v}={n}" for v, n in self.iteration) or ", every iteration"
         heal = " (every warp of the side: the missing order emulated)" if self.mode == HEAL else ""
@@ -426,22 +428,31 @@ def refills_for(w: Witness, lines: list[str]) -> list[Delay]:
         return []
     group = _elect_group(lines, late.line)
     if group is not None:
-        anchor, occurrence, line, n = group
-        return [Delay("second", line, anchor, occurrence, (), (), 0, True, mode=REFILL, refill=(dest, size),
-                      group=n)]
+        (anchor, occurrence, line, n), wait = group
+        out = [Delay("second", line, anchor, occurrence, (), (), 0, True, mode=REFILL, refill=(dest, size), group=n)]
+        if wait is not None:
+            w_anchor, w_occurrence, w_line, hot = wait
+            out.append(Delay("second", w_line, w_anchor, w_occurrence, (), (), 0, True, mode=REFILL,
+                             refill=(dest, size), group=n, hot=hot))
+        return out
     return [Delay("second", late.line, late.anchor, late.occurrence, (), (), 0, True, mode=REFILL,
                   refill=(dest, size))]
 
 
 _ELECT = re.compile(r"^if \(tl::tl_shuffle_elect<(\d+)>\(\)\)")
+_WAIT = re.compile(r"^(\w+\[[^;]*\])\.wait\((.*)\);$")
+
+_Place = tuple[str, int, int, int]                  # anchor, occurrence, line, group size
 
 
-def _elect_group(lines: list[str], line: int) -> tuple[str, int, int, int] | None:
+def _elect_group(lines: list[str], line: int) -> tuple[_Place, tuple[str, int, int, tuple[str, str]] | None] | None:
     """The `if (tl::tl_shuffle_elect<N>())` right around a load (within three lines above it):
     its anchor, occurrence and line, and N, the group whose one elected thread issues the load.
     The whole group then poisons the slot (N threads store at once: the slot is covered within
     a few stores of the release, while one thread would need hundreds), then meets at a named
-    barrier so that the elected thread's load comes after every poison store."""
+    barrier so that the elected thread's load comes after every poison store.  Also the slot's
+    `mbarrier[i].wait(parity);` on the line above the `if`, when there is one (anchor,
+    occurrence, line, (barrier, parity)): a hot refill polls it instead of sleeping in it."""
     from pipelint.cuda.parser import CudaSyntaxError, parse
 
     try:
@@ -449,11 +460,18 @@ def _elect_group(lines: list[str], line: int) -> tuple[str, int, int, int] | Non
     except (CudaSyntaxError, PlanError):
         return None
     stmts = _statements(func)
-    for stmt in stmts:
+    for i, stmt in enumerate(stmts):
         m = _ELECT.match(_first_line(lines, stmt))
-        if isinstance(stmt, A.If) and m and line - 3 <= stmt.span.line < line <= stmt.span.end_line \
-                and int(m.group(1)) % WARP == 0 and int(m.group(1)) > 0:
-            return _first_line(lines, stmt), _occurrence(lines, stmts, stmt), stmt.span.line, int(m.group(1))
+        if not (isinstance(stmt, A.If) and m and line - 3 <= stmt.span.line < line <= stmt.span.end_line
+                and int(m.group(1)) % WARP == 0 and int(m.group(1)) > 0):
+            continue
+        place = (_first_line(lines, stmt), _occurrence(lines, stmts, stmt), stmt.span.line, int(m.group(1)))
+        before = stmts[i - 1] if i > 0 else None
+        w = _WAIT.match(_first_line(lines, before)) if before is not None else None
+        if before is None or w is None or before.span.line != stmt.span.line - 1:
+            return place, None
+        return place, (_first_line(lines, before), _occurrence(lines, stmts, before), before.span.line,
+                       (w.group(1), w.group(2)))
     return None
 
 
@@ -494,6 +512,24 @@ def _guard(delay: Delay, select: bool, declared: frozenset[str]) -> str:
     return " && ".join(parts)
 
 
+def _hot_wait(delay: Delay) -> str:
+    """For a hot refill: poll the slot's mbarrier (`test_wait`, which never suspends the thread,
+    where the kernel's own `wait` sleeps in `try_wait`) while loading the slot's bytes (reads:
+    they change nothing, and they compete with the reads still in flight), so the poison lands
+    the moment the release completes.  The kernel's own wait, right after, then passes at once."""
+    if delay.hot is None or delay.refill is None:
+        return ""
+    barrier, parity = delay.hot
+    n, size = max(1, delay.group), delay.refill[1]
+    return (f"unsigned pl_b = (unsigned)__cvta_generic_to_shared((const void*)(&({barrier}))); unsigned pl_done = 0; "
+            f"while (!pl_done) {{ for (int pl_j = 0; pl_j < {max(1, size // (16 * n))}; ++pl_j) {{ unsigned pl_x, "
+            f"pl_y, pl_z, pl_w; asm volatile(\"ld.shared.v4.u32 {{%0, %1, %2, %3}}, [%4];\" : \"=r\"(pl_x), "
+            f"\"=r\"(pl_y), \"=r\"(pl_z), \"=r\"(pl_w) : \"r\"(pl_d + ((16 * (((int)threadIdx.x) % {n}) + "
+            f"pl_j * {16 * n}) % {size})) : \"memory\"); }} asm volatile(\"{{ .reg .pred P1; "
+            f"mbarrier.test_wait.parity.shared::cta.b64 P1, [%1], %2; selp.b32 %0, 1, 0, P1; }}\" : "
+            f"\"=r\"(pl_done) : \"r\"(pl_b), \"r\"((unsigned)({parity})) : \"memory\"); }} ")
+
+
 def delay_code(delay: Delay, select: bool = False, declared: frozenset[str] = frozenset()) -> str:
     """The one-line spin inserted before the statement (no newline: line numbers stay); for a
     REFILL, the poison stores of the load's destination, last bytes first (the last wgmma of a
@@ -505,6 +541,7 @@ def delay_code(delay: Delay, select: bool = False, declared: frozenset[str] = fr
         start = f"{size - 16} - 16 * (((int)threadIdx.x) % {n})" if delay.group else str(size - 16)
         meet = f" asm volatile(\"bar.sync {REFILL_BARRIER}, {n};\" ::: \"memory\");" if delay.group else ""
         return (f"{cond}{{ unsigned pl_d = (unsigned)__cvta_generic_to_shared((const void*)({dest})); "
+                f"{_hot_wait(delay)}"
                 f"for (int pl_i = {start}; pl_i >= 0; pl_i -= {16 * n}) {{ asm volatile(\"st.shared.v4.u32 [%0], "
                 f"{{%1, %1, %1, %1}};\" :: \"r\"(pl_d + pl_i), \"r\"(~0u) : \"memory\"); }} "
                 f"asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");{meet} }} ")

@@ -274,7 +274,7 @@ def test_an_early_release_gets_a_refill_by_the_loading_group_and_its_control():
     text, plans = _plans(HAND / "release_early_sm_90_s3.cu")
     p = plans[0]
     assert p.rule == "mbarrier-release" and p.witness.second.access == "tma"
-    [refill] = [d for d in p.delays if d.mode == fs.REFILL]
+    refill, hot = [d for d in p.delays if d.mode == fs.REFILL]
     assert (refill.line, refill.group, refill.refill) == (54, 128, ("(&(((half_t*)A_shared)[((k % 3) * 4096)]))", 8192))
     assert refill.anchor == "if (tl::tl_shuffle_elect<128>()) {"
     out = fs.render(text, [refill])
@@ -290,3 +290,9 @@ def test_an_early_release_gets_a_refill_by_the_loading_group_and_its_control():
     assert moved is not None
     assert twin.split("\n")[moved.line - 1].lstrip().startswith("if (tl::tl_shuffle_elect<128>())")
     assert "refilled with 0xff at its release by threads 0-127" in refill.describe()
+    # the hot form: before the slot's own wait (line 53), polling it with test_wait while loading the slot
+    assert (hot.line, hot.group, hot.hot) == (53, 128, ("mbarrier[((k % 3) + 3)]", "(((k % 6) / 3) ^ 1)"))
+    line = fs.render(text, [hot]).split("\n")[52]
+    assert line.index("mbarrier.test_wait.parity") < line.index("st.shared.v4.u32") < line.index("bar.sync 15, 128")
+    assert line.endswith("mbarrier[((k % 3) + 3)].wait((((k % 6) / 3) ^ 1));"), "the kernel's own wait follows"
+    assert fs.relocate(hot, twin) is not None
