@@ -36,7 +36,7 @@ from types import ModuleType
 from typing import Any
 
 from . import cachedir
-from .findings import FileResult, Finding, Location, Severity, ToolError
+from .findings import FileResult, Finding, Location, Severity, ToolError, Witness, WitnessSide
 
 FORMAT = 2                          # bump when the entry layout changes
 DEFAULT_MAX_BYTES = 256 * 2**20     # the directory is pruned to this size
@@ -271,7 +271,9 @@ def _list(v: Any) -> list:
 
 
 _LOCATION = ("path", "line", "column", "end_line", "end_column", "message", "outside")
-_FINDING = ("rule", "severity", "message", "location", "related", "kernel", "plugin", "help")
+_FINDING = ("rule", "severity", "message", "location", "related", "kernel", "plugin", "help", "witness")
+_WITNESS = ("kind", "buffer", "first", "second", "pair", "path")
+_SIDE = ("line", "access", "threads", "statement", "iteration")
 _ERROR = ("message", "path", "plugin", "internal", "detail")
 _FILE = ("path", "parsed", "kernels", "error", "suppressions", "digest")
 
@@ -286,7 +288,32 @@ def _finding(d: Any) -> Finding:
     d = _fields(d, _FINDING)
     return Finding(_str(d["rule"]), Severity(_str(d["severity"])), _str(d["message"]),
                    _location(d["location"]), tuple(_location(r) for r in _list(d["related"])),
-                   _ostr(d["kernel"]), _ostr(d["plugin"]), _str(d["help"]))
+                   _ostr(d["kernel"]), _ostr(d["plugin"]), _str(d["help"]), _witness(d["witness"]))
+
+
+def _side(d: Any) -> WitnessSide:
+    d = _fields(d, _SIDE)
+    return WitnessSide(_int(d["line"]), _str(d["access"]), tuple(_int(t) for t in _list(d["threads"])),
+                       _str(d["statement"]), tuple(_loop_value(p) for p in _list(d["iteration"])))
+
+
+def _loop_value(v: Any) -> tuple[str, int]:
+    p = _list(v)
+    if len(p) != 2:
+        raise _Bad("iteration")
+    return _str(p[0]), _int(p[1])
+
+
+def _witness(d: Any) -> Witness | None:
+    """A race finding's witness (`findings.Witness`), as `asdict` wrote it; None when it had none."""
+    if d is None:
+        return None
+    d = _fields(d, _WITNESS)
+    pair = None if d["pair"] is None else _list(d["pair"])
+    if pair is not None and len(pair) != 2:
+        raise _Bad("pair")
+    return Witness(_str(d["kind"]), _str(d["buffer"]), _side(d["first"]), _side(d["second"]),
+                   None if pair is None else (_int(pair[0]), _int(pair[1])), _str(d["path"]))
 
 
 def _tool_error(d: Any) -> ToolError:

@@ -140,3 +140,20 @@ def test_sarif_results_carry_the_witness_property_and_stay_schema_valid(tmp_path
                                    root=str(ROOT)))
     assert [r["partialFingerprints"] for r in results] == [r["partialFingerprints"] for r in bare["runs"][0]["results"]]
     assert all("witness" not in r.get("properties", {}) for r in bare["runs"][0]["results"])
+
+
+def test_the_result_cache_keeps_the_witness():
+    """An entry is `asdict` of each finding as JSON; the decoder rebuilds the witness exactly (and
+    an entry whose witness has the wrong shape is refused, so it is recomputed)."""
+    from dataclasses import asdict
+
+    from pipelint import cache
+
+    _, findings = _checked(HANDWRITTEN / "counter_syncwarp_nobarrier.cu")
+    for f in [*findings, replace(findings[0], witness=None)]:
+        back = cache._finding(json.loads(json.dumps(asdict(f))))
+        assert back == f and back.witness == f.witness
+    bad = json.loads(json.dumps(asdict(findings[0])))
+    bad["witness"]["pair"] = [32]
+    with pytest.raises(ValueError):
+        cache._finding(bad)
