@@ -129,3 +129,20 @@ def test_the_server_command_line_lives_with_the_other_commands():
     args = parser.parse_args(["server", "--stdio", "--cache-dir", "c"])
     assert args.func is command.cmd_server and args.cache_dir == "c"
     assert parser.parse_args(["check", "x.cu", "--watch"]).watch is True
+
+
+def _session_of(conn, _: int) -> None:
+    conn.send((os.getsid(0), os.getpid()))
+
+
+@pytest.mark.skipif(not hasattr(os, "setsid"), reason="needs sessions")
+def test_each_analysis_process_has_a_session_of_its_own():
+    """Linux shares the CPU between sessions first (autogroup): an analysis in the server's
+    session shared one share with the server and every other analysis, while a lowering worker
+    (a session of its own) had a whole one."""
+    import asyncio
+
+    from pipelint.lsp import cudajob
+
+    sid, pid = asyncio.run(cudajob._in_child(_session_of, (0,), "x"))
+    assert sid == pid != os.getsid(0)
