@@ -36,7 +36,7 @@ import sys
 import time
 import traceback
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..lowering.driver import MARKER
@@ -362,14 +362,17 @@ def _tilelang_unusable() -> str | None:
     return None
 
 
-def _asked(variants: list, found: list, kernels: list[dict], skip: set[str]) -> Any:
+Asked = tuple[str, list[tuple[tuple, dict, int | None]]]     # arch, [(kernel, record, num_stages)]
+
+
+def _asked(variants: list, found: list, kernels: list[dict], skip: set[str]) -> Iterator[Asked]:
     """(arch, [(kernel, its record, num_stages to lower with)]) in the spec's order, every kernel
     of one variant before the next variant.  A kernel with no num_stages parameter (issue 39) is
     lowered as written (None), once per target, as `pipelint lower` does; the server's note
     says only that stage count was checked.  Kernels in `skip` are not lowered."""
     done: set[tuple[str, str]] = set()
     for arch, n in variants:
-        stages = []
+        stages: list[tuple[tuple, dict, int | None]] = []
         for entry, record in zip(found, kernels):
             name, kind = entry[0], entry[2]
             if name in skip:
