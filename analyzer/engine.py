@@ -26,6 +26,7 @@ from .cuda import CudaSyntaxError, parse
 from .findings import FileResult, Finding, Location, Report, Severity, ToolError
 from .pluginhost import PluginHost, load_plugins
 from .suppress import suppressions_in
+from .witness import attach_witnesses
 
 if TYPE_CHECKING:
     from .cache import ResultCache
@@ -151,7 +152,7 @@ def check_source(path: str, source: str, host: PluginHost,
 def analyze_source(path: str, source: str, host: PluginHost,
                    enabled: frozenset[str] | None = None) -> tuple[FileResult, list[Finding], list[ToolError], list]:
     """Parse, model and check one file (only the checks of `enabled` rules; None: all); also
-    return the kernel models built."""
+    return the kernel models built.  Race errors carry their witness (`pipelint.witness`)."""
     from .model import KernelModel
 
     models: list = []
@@ -177,6 +178,13 @@ def analyze_source(path: str, source: str, host: PluginHost,
         f, e = check_kernel_all_trips(model, parsed, path, host, enabled)
         findings.extend(f)
         errors.extend(e)
+    try:        # each race error's witness, from the models' hazards: what JSON and SARIF show
+        findings = attach_witnesses(findings, models, source)
+    except (MemoryError, RecursionError):
+        raise                       # over the file's budget: analysis-limit
+    except Exception as exc:  # noqa: BLE001 - evidence about findings must not lose them
+        errors.append(ToolError(f"cannot derive the race witnesses: {type(exc).__name__}: {exc}",
+                                path=path, plugin="pipelint"))
     return FileResult(path, True, tuple(k.name for k in kernels)), findings, errors, models
 
 

@@ -9,6 +9,9 @@ schedule that breaks the kernel instead of waiting for it:
 * `witnesses(text)` — for every race-kind finding (shared-race, shared-write-race, barrier-scope,
   missing-barrier, global-race, wait-too-shallow, mbarrier-release, version-overwrite) the two
   sides: statement, threads, loop iteration (from the model's hazards, not from message text).
+  The derivation is the core's (`pipelint.witness`, which also fills `Finding.witness` for
+  `check`); this module reads its fuller `Witness`, whose sides carry each statement's column and
+  occurrence, to place the delays.
 * `delays_for(witness)` — one `Delay` per side: a clock64/__nanosleep spin, guarded to whole
   warps of that side (warp-uniform, so no divergence before warp-collective code) and, inside a
   pipelined loop, to the witness's iteration, placed before the statement that must come late.
@@ -27,19 +30,24 @@ Pure and CPU-only (pipelint's parser and model); the GPU side is `plugins/verify
 """
 from __future__ import annotations
 
-import contextlib
-import functools
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipelint.cuda import ast as A
-from pipelint.findings import Witness as PublicWitness
-from pipelint.findings import WitnessSide, thread_ranges
+from pipelint.findings import thread_ranges
+from pipelint.witness import (
+    WARP,
+    Side,
+    Witness,
+    anchor_occurrence,
+    match_witnesses,
+    statement_anchor,
+    statement_column,
+    statements,
+    witnessed,
+)
 
-FORCED_RULES = frozenset({"shared-race", "shared-write-race", "barrier-scope", "missing-barrier", "global-race",
-                          "wait-too-shallow", "uncommitted-copy", "mbarrier-release", "version-overwrite"})
-WARP = 32
 DELAY_CYCLES = 4_000_000           # ~2 ms at the H200's 1.98 GHz: far beyond any copy's or barrier's latency
 SELECT_VAR = "pl_fs_select"
 SPIN, HEAL, REFILL = "spin", "heal", "refill"
@@ -50,44 +58,8 @@ class PlanError(Exception):
     """A witness or a delay that cannot be turned into CUDA (said in one line, never a traceback)."""
 
 
-@dataclass(frozen=True)
-class Side:
-    """One access of a race: where (`line`, the statement's text `anchor` and which occurrence of
-    that text it is), who (`threads` of the block that make it) and when (`iteration`: pipelined
-    loop variable -> value; empty outside a pipelined loop)."""
-
-    line: int
-    column: int
-    access: str                        # store | load | copy | tma
-    threads: tuple[int, ...]
-    iteration: tuple[tuple[str, int], ...] = ()
-    anchor: str = ""
-    occurrence: int = 0
-
-
-@dataclass(frozen=True)
-class Witness:
-    """A finding's schedule witness: `first` must happen before `second` and nothing orders them.
-    `pair` is one concrete (thread of first, thread of second) touching a common byte, when known."""
-
-    rule: str
-    line: int                          # the finding's primary line
-    kind: str                          # RAW | WAR | WAW
-    first: Side
-    second: Side
-    buffer: str = ""
-    pair: tuple[int, int] | None = None
-    message: str = ""
-
-    def public(self, path: str = "") -> PublicWitness:
-        """The witness as findings carry it (`pipelint.findings.Witness`): no anchors or columns."""
-        def side(x: Side) -> WitnessSide:
-            return WitnessSide(x.line, x.access, x.threads, x.anchor, x.iteration)
-        return PublicWitness(self.kind, self.buffer, side(self.first), side(self.second), self.pair, path)
-
-    def to_json(self) -> dict[str, Any]:
-        """The `witness` property of a finding in JSON/SARIF output (`Witness.to_json` of findings)."""
-        return self.public().to_json()
+def _ranges(items: tuple[int, ...] | list[int]) -> str:
+    return thread_ranges(tuple(items))
 
 
 @dataclass(frozen=True)
@@ -138,206 +110,7 @@ class FindingPlan:
     why_none: str = ""                 # no witness or no delay: why
 
 
-# ------------------------------------------------------------------ witnesses from the model
-def _ranges(items: tuple[int, ...] | list[int]) -> str:
-    return thread_ranges(tuple(items))
-
-
-def _members(threads: int) -> tuple[int, ...]:
-    from pipelint.model.threads import members
-
-    return tuple(members(threads)) if threads else ()
-
-
-def _statements(func: A.FunctionDef) -> list[A.Node]:
-    """Every statement of the body that sits in a block's statement list, in source order."""
-    out: list[A.Node] = []
-    if func.body is None:
-        return out
-    for node in func.body.walk():
-        if isinstance(node, A.Compound):
-            out.extend(node.body)
-    return sorted(out, key=lambda s: (s.span.line, s.span.column))
-
-
-def _source(lines: list[str], span: A.Span) -> str:
-    """The text of `span` (1-based lines and columns), whitespace collapsed."""
-    if span.line == span.end_line:
-        text = lines[span.line - 1][span.column - 1:span.end_column]
-    else:
-        text = "\n".join([lines[span.line - 1][span.column - 1:], *lines[span.line:span.end_line - 1],
-                          lines[span.end_line - 1][:span.end_column]])
-    return " ".join(text.split())
-
-
-def _column(lines: list[str], stmt: A.Node) -> int:
-    """Where a statement's text starts: the first character of its line (TileLang writes one
-    statement a line; the parser's column can sit inside a leading cast), unless the line starts
-    by closing an earlier block."""
-    line = lines[stmt.span.line - 1]
-    first = len(line) - len(line.lstrip()) + 1
-    return stmt.span.column if line.lstrip().startswith("}") or first > stmt.span.column else first
-
-
-def _first_line(lines: list[str], stmt: A.Node) -> str:
-    """A statement's anchor: the text of its first line from its start (a loop's header, an if's
-    condition, a whole one-line statement), whitespace collapsed."""
-    return " ".join(lines[stmt.span.line - 1][_column(lines, stmt) - 1:].split())
-
-
-def _occurrence(lines: list[str], stmts: list[A.Node], stmt: A.Node) -> int:
-    anchor = _first_line(lines, stmt)
-    same = [s for s in stmts if _first_line(lines, s) == anchor]
-    return next(i for i, s in enumerate(same) if s is stmt)
-
-
-def _side(model: Any, lines: list[str], stmts: list[A.Node], ev: Any, access: str) -> Side:
-    from pipelint.model.placement import statement_of
-
-    stmt = statement_of(model.func, ev.node)
-    loops = model.trace.loops
-    iteration = tuple((loops[lid].var, value) for lid, value in ev.iteration if lid in loops)
-    return Side(stmt.span.line, _column(lines, stmt), access, _members(ev.threads), iteration,
-                _first_line(lines, stmt), _occurrence(lines, stmts, stmt))
-
-
-def _pair(model: Any, a: Any, b: Any) -> tuple[int, int] | None:
-    """Threads (of a, of b) that touch a common byte, preferring two in different warps."""
-    from pipelint.model.threads import collisions_between
-
-    if a.lanes is None or b.lanes is None or getattr(a.lanes, "collective", False) \
-            or getattr(b.lanes, "collective", False):
-        return None
-    try:
-        points = collisions_between(a.lanes, b.lanes, model.index.memo["eval"], limit=512,
-                                    shift=model.shift(a, b))
-    except Exception:  # noqa: BLE001 - a witness pair is an optimisation; the warp sets still work
-        return None
-    pairs = [(x["threadIdx.x"], y["threadIdx.x"]) for x, y in points or ()]
-    return next((p for p in pairs if p[0] // WARP != p[1] // WARP), pairs[0] if pairs else None)
-
-
-_ACCESS = {"write": "store", "read": "load", "async": "copy"}
-
-
-def _hazard_witness(model: Any, lines: list[str], stmts: list[A.Node], h: Any) -> Witness:
-    from pipelint.model.intrinsics import EventKind as K
-
-    kind = h.kind.value.split("-")[0].upper()
-    kind = {"RAW": "RAW", "WAR": "WAR", "WAW": "WAW"}.get(kind, "RAW")
-
-    def access(ev: Any) -> str:
-        if ev.kind == K.CP_ASYNC:
-            return "copy"
-        if ev.kind == K.TMA_LOAD:
-            return "tma"
-        return _ACCESS.get(ev.access, ev.access or ev.kind.value)
-
-    return Witness("", 0, kind, _side(model, lines, stmts, h.first, access(h.first)),
-                   _side(model, lines, stmts, h.second, access(h.second)), h.buffer or "", _pair(model, h.first,
-                                                                                               h.second))
-
-
-def _issue_witness(model: Any, lines: list[str], stmts: list[A.Node], issue: Any) -> Witness | None:
-    """mbarrier-release: the read the early release lets through, then the load over its slot."""
-    if not issue.related:
-        return None
-    ev, what = issue.related[0]
-    first = _side(model, lines, stmts, ev, "load" if "read" in what else "tma")
-    second = _side(model, lines, stmts, issue.event, "tma")
-    return Witness("", 0, "WAR", first, second, str(issue.facts.get("buffer", "")))
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    """A hazard of the model that may be a finding's witness: its two statements' lines (cheap to
-    match) and how to build the witness (the collision pair is computed only for a match)."""
-
-    lines: tuple[int, int]
-    build: Any
-
-
-def _candidates(model: Any, lines: list[str]) -> list[_Candidate]:
-    from pipelint.model.intrinsics import IssueKind as I
-    from pipelint.model.placement import statement_of
-
-    stmts = _statements(model.func)
-    out: list[_Candidate] = []
-
-    def line_of(ev: Any) -> int:
-        return int(statement_of(model.func, ev.node).span.line)
-
-    hazards = [*model.cp_async.plain_hazards, *model.races.hazards, *model.global_handoff.hazards,
-               *model.cp_async.hazards]
-    for h in hazards:
-        if getattr(h, "certain", True):
-            with contextlib.suppress(StopIteration, IndexError, KeyError, AttributeError):
-                out.append(_Candidate((line_of(h.first), line_of(h.second)),
-                                      functools.partial(_hazard_witness, model, lines, stmts, h)))
-    for issue in model.mbarrier.issues:
-        if issue.kind in (I.WAR_UNRELEASED, I.WAR_UNOBSERVED, I.WAR_UNCONSUMED) and issue.related:
-            with contextlib.suppress(StopIteration, IndexError, KeyError, AttributeError):
-                out.append(_Candidate((line_of(issue.related[0][0]), line_of(issue.event)),
-                                      functools.partial(_issue_witness, model, lines, stmts, issue)))
-    return out
-
-
-def _score(w: Witness) -> tuple[int, int]:
-    """Prefer witnesses whose sides a warp-level delay can separate."""
-    wa = {t // WARP for t in w.first.threads}
-    wb = {t // WARP for t in w.second.threads}
-    apart = bool(wa - wb) or bool(wb - wa) or (w.pair is not None and w.pair[0] // WARP != w.pair[1] // WARP)
-    return (0 if apart else 1, 0 if w.pair else 1)
-
-
-def _witness_of(f: Any, pool: list[_Candidate]) -> Witness | None:
-    """The best witness among the model's hazards whose statements are the finding's lines (its
-    primary and related lines of the same file; failing both, one of them), or None."""
-    near = {r.line for r in f.related if r.path == f.location.path} | {f.location.line}
-    match = [c for c in pool if c.lines[0] in near and c.lines[1] in near]
-    match = match or [c for c in pool if c.lines[0] in near or c.lines[1] in near]
-    built = []
-    for c in match:
-        with contextlib.suppress(StopIteration, IndexError, KeyError, AttributeError):
-            w = c.build()
-            if w is not None:
-                built.append(w)
-    if not built:
-        return None
-    return replace(min(built, key=_score), rule=f.rule, line=f.location.line, message=f.message)
-
-
-def forced(f: Any) -> bool:
-    """Whether forced scheduling addresses a finding: an error of a race-kind rule."""
-    return bool(f.rule in FORCED_RULES and f.severity.value == "error")
-
-
-def match_witnesses(findings: list[Any], models: list[Any], text: str) -> dict[int, Witness]:
-    """For each race-kind error of `findings` (by index) whose lines a hazard of `models` names,
-    that hazard's witness.  The one place findings meet the model's hazards: `analyze` (verify's
-    plans) and `attach_witnesses` (`check`'s output) both read it."""
-    wanted = [i for i, f in enumerate(findings) if forced(f)]
-    if not wanted:
-        return {}
-    lines = text.split("\n")
-    pool = [c for model in models for c in _candidates(model, lines)]
-    out: dict[int, Witness] = {}
-    for i in wanted:
-        w = _witness_of(findings[i], pool)
-        if w is not None:
-            out[i] = w
-    return out
-
-
-def attach_witnesses(findings: list[Any], models: list[Any], text: str) -> list[Any]:
-    """`findings` with each race finding's `witness` filled in from the model's hazards (the
-    others, and findings no hazard matches, unchanged).  Run where findings and their kernel
-    models meet (`engine.analyze_source`); the witness changes no finding's identity."""
-    matched = match_witnesses(findings, models, text)
-    return [replace(f, witness=matched[i].public(f.location.path)) if i in matched else f
-            for i, f in enumerate(findings)]
-
-
+# ------------------------------------------------------------------ plans
 def witnesses(text: str, path: str = "kernel.cu", host: Any = None) -> list[FindingPlan]:
     """pipelint's findings on `text` that forced scheduling addresses, each with its witness and
     delays (`why_none` says why a finding has none)."""
@@ -356,7 +129,9 @@ def _plan(f: Any, w: Witness | None, lines: list[str]) -> FindingPlan:
 
 
 def analyze(text: str, path: str = "kernel.cu", host: Any = None) -> tuple[list[FindingPlan], list[Any]]:
-    """`witnesses`, and every finding pipelint reports on `text` (for tables of static vs dynamic)."""
+    """`witnesses`, and every finding pipelint reports on `text` (for tables of static vs dynamic).
+    The findings carry the public witness already (`engine.analyze_source`); the plans need the
+    fuller one, matched again from the same memoised analyses (a few milliseconds)."""
     from pipelint.engine import analyze_source
     from pipelint.pluginhost import load_plugins
 
@@ -364,7 +139,7 @@ def analyze(text: str, path: str = "kernel.cu", host: Any = None) -> tuple[list[
     findings = sorted(findings, key=lambda f: f.sort_key)
     matched = match_witnesses(findings, models, text)
     lines = text.split("\n")
-    plans = [_plan(f, matched.get(i), lines) for i, f in enumerate(findings) if forced(f)]
+    plans = [_plan(f, matched.get(i), lines) for i, f in enumerate(findings) if witnessed(f)]
     return plans, findings
 
 
@@ -459,18 +234,18 @@ def _elect_group(lines: list[str], line: int) -> tuple[_Place, tuple[str, int, i
         func = _kernel(parse("\n".join(lines)).unit)
     except (CudaSyntaxError, PlanError):
         return None
-    stmts = _statements(func)
+    stmts = statements(func)
     for i, stmt in enumerate(stmts):
-        m = _ELECT.match(_first_line(lines, stmt))
+        m = _ELECT.match(statement_anchor(lines, stmt))
         if not (isinstance(stmt, A.If) and m and line - 3 <= stmt.span.line < line <= stmt.span.end_line
                 and int(m.group(1)) % WARP == 0 and int(m.group(1)) > 0):
             continue
-        place = (_first_line(lines, stmt), _occurrence(lines, stmts, stmt), stmt.span.line, int(m.group(1)))
+        place = (statement_anchor(lines, stmt), anchor_occurrence(lines, stmts, stmt), stmt.span.line, int(m.group(1)))
         before = stmts[i - 1] if i > 0 else None
-        w = _WAIT.match(_first_line(lines, before)) if before is not None else None
+        w = _WAIT.match(statement_anchor(lines, before)) if before is not None else None
         if before is None or w is None or before.span.line != stmt.span.line - 1:
             return place, None
-        return place, (_first_line(lines, before), _occurrence(lines, stmts, before), before.span.line,
+        return place, (statement_anchor(lines, before), anchor_occurrence(lines, stmts, before), before.span.line,
                        (w.group(1), w.group(2)))
     return None
 
@@ -557,7 +332,7 @@ def _kernel(unit: A.TranslationUnit, name: str | None = None) -> A.FunctionDef:
 
 
 def _locate(lines: list[str], func: A.FunctionDef, anchor: str, occurrence: int) -> A.Node:
-    same = [s for s in _statements(func) if _first_line(lines, s) == anchor]
+    same = [s for s in statements(func) if statement_anchor(lines, s) == anchor]
     if occurrence >= len(same):
         raise PlanError(f"no statement {anchor[:60]!r} (occurrence {occurrence + 1}) in the kernel")
     return same[occurrence]
@@ -625,7 +400,7 @@ def render(text: str, delays: list[Delay], *, select: bool = False, poison: bool
     inserts: list[tuple[int, int, str]] = []        # (line, column, text) inserted before that column
     for d in delays:
         stmt = _locate(lines, func, d.anchor, d.occurrence)
-        inserts.append((stmt.span.line, _column(lines, stmt), delay_code(d, select, _loop_vars(func, stmt))))
+        inserts.append((stmt.span.line, statement_column(lines, stmt), delay_code(d, select, _loop_vars(func, stmt))))
     if poison:
         inserts.extend(_poison_insert(func, lines))
     if select:

@@ -1,8 +1,9 @@
 """A race finding's witness (issue 36) on the project's own TileLang twins: the threads of each
 side, both statements, the iteration and one concrete pair of threads, filled in from the model's
-hazards (`forced_schedule.attach_witnesses`), carried by `Finding.witness` and written as the
-`witness` key of JSON output and the `witness` property of SARIF results.  The witness is evidence
-about a finding, never part of its identity: equality, fingerprints and deduplication ignore it."""
+hazards (`pipelint.witness.attach_witnesses`, which `engine.analyze_source` calls), carried by
+`Finding.witness` and written as the `witness` key of JSON output and the `witness` property of
+SARIF results.  The witness is evidence about a finding, never part of its identity: equality,
+fingerprints and deduplication ignore it."""
 from __future__ import annotations
 
 import json
@@ -17,8 +18,8 @@ from pipelint.engine import analyze_source, dedupe
 from pipelint.findings import FileResult, Report
 from pipelint.fingerprint import fingerprint
 from pipelint.pluginhost import load_plugins
-from pipelint.plugins.forced_schedule import attach_witnesses
 from pipelint.report import json_report, sarif
+from pipelint.witness import attach_witnesses
 
 HOST = load_plugins()
 SCHEMA = json.loads((ROOT / "tests" / "fixtures" / "sarif-schema-2.1.0.json").read_text())
@@ -27,9 +28,9 @@ SCHEMA = json.loads((ROOT / "tests" / "fixtures" / "sarif-schema-2.1.0.json").re
 def _checked(path: Path) -> tuple[str, list]:
     rel = str(path.relative_to(ROOT))
     text = path.read_text()
-    _, findings, errors, models = analyze_source(rel, text, HOST)
+    _, findings, errors, _ = analyze_source(rel, text, HOST)        # the engine attaches the witnesses
     assert errors == []
-    return text, dedupe(attach_witnesses(findings, models, text))
+    return text, dedupe(findings)
 
 
 def _line(text: str, n: int) -> str:
@@ -86,9 +87,22 @@ def test_findings_without_a_hazard_keep_no_witness():
     path = KERNELS / "gemm_f16_sm_80_s3.cu"
     text = path.read_text()
     _, findings, _, models = analyze_source(str(path), text, HOST)
-    out = attach_witnesses(findings, models, text)
-    assert all(a is b for a, b in zip(findings, out) if a.severity.value != "error")
+    bare = [replace(f, witness=None) for f in findings]
+    out = attach_witnesses(bare, models, text)
+    assert all(a is b for a, b in zip(bare, out) if a.severity.value != "error")
     assert all(f.witness is None for f in out if f.severity.value != "error")
+
+
+@pytest.mark.parametrize("name", [h[0] for h in HIDDEN])
+def test_attaching_again_gives_the_engines_witnesses(name):
+    """`attach_witnesses` on the engine's findings stripped of their witness gives them back exactly:
+    the engine's call is this function, over the same models (nothing else fills the field)."""
+    path = HANDWRITTEN / name
+    text = path.read_text()
+    _, findings, _, models = analyze_source(str(path.relative_to(ROOT)), text, HOST)
+    assert any(f.witness is not None for f in findings)
+    again = attach_witnesses([replace(f, witness=None) for f in findings], models, text)
+    assert [f.witness for f in again] == [f.witness for f in findings]
 
 
 def test_the_witness_is_not_part_of_a_findings_identity():
