@@ -16,9 +16,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import TypeVar
 
 from .cuda.linemap import is_tilelang_internal
-from .findings import Finding, Location, Report
+from .findings import Finding, Location, Report, Witness
+
+_Placed = TypeVar("_Placed", Location, Witness)     # what names a file: a location, a race's witness
 
 ORIGIN_MESSAGES = ("kernel statement this code was generated from", "TileLang source of this line")
 
@@ -62,17 +65,23 @@ def parse_path_map(items: Iterable[str]) -> list[tuple[str, str]]:
 
 
 def map_paths(report: Report, pairs: list[tuple[str, str]]) -> None:
-    """Rebase every location whose path starts with an OLD prefix (the first that matches)."""
+    """Rebase every location whose path starts with an OLD prefix (the first that matches), and
+    a race's witness path with them: it names the CUDA file the finding's `.cu` location names,
+    and must keep naming the same file after the rebase."""
     if not pairs:
         return
 
-    def fix(loc: Location) -> Location:
+    def rebased(path: str) -> str:
         for old, new in pairs:
-            if loc.path.startswith(old):
-                return replace(loc, path=new + loc.path[len(old):])
-        return loc
+            if path.startswith(old):
+                return new + path[len(old):]
+        return path
 
-    report.findings = [replace(f, location=fix(f.location), related=tuple(fix(r) for r in f.related))
+    def fix(at: _Placed) -> _Placed:
+        return replace(at, path=rebased(at.path))
+
+    report.findings = [replace(f, location=fix(f.location), related=tuple(fix(r) for r in f.related),
+                               witness=fix(f.witness) if f.witness is not None else None)
                        for f in report.findings]
 
 
@@ -81,7 +90,7 @@ def confine(report: Report, root: str | os.PathLike[str], pairs: list[tuple[str,
     """Rebase `#line` paths (`map_paths`), then mark every location outside the project.
 
     Inside are files under `root`, the files checked (named by the user or found by the walk)
-    and files under a `trusted` path: what the user named on the command line (`named_paths`)
+    and files under a `trusted` path: what the user named on the command line (`options.named_paths`)
     and the NEW of a `--path-map` given there (the user said where those sources are; a checked
     repository's own `path-map` rebases paths but cannot make pipelint read out of the
     project).  Paths are resolved as `open` would resolve them, symbolic links included.
@@ -95,14 +104,6 @@ def confine(report: Report, root: str | os.PathLike[str], pairs: list[tuple[str,
 
     report.findings = [replace(f, location=mark(f.location), related=tuple(mark(r) for r in f.related))
                        for f in report.findings]
-
-
-def named_paths(args: object) -> list[str]:
-    """Files and folders the user named on the command line (`options.named_paths`, where the
-    parsed flags are read): kept under this name for the callers that import it from here."""
-    from .options import named_paths as of_flags
-
-    return of_flags(args)     # type: ignore[arg-type]
 
 
 class ProjectFiles:
