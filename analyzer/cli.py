@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, options
+from .commands.flags import flag_type
 from .errors import UsageError
 from .findings import Report
 from .options import Parser, add_command, add_output_options, did_you_mean, first, project_root
 from .pluginhost import PluginHost, load_plugins
 from .report.escape import visible
-from .schema import flag_type
 
 __all__ = ["add_command", "add_output_options", "build_parser", "first", "main"]
 

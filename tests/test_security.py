@@ -431,7 +431,8 @@ def test_what_the_user_names_is_readable_wherever_it_lies():
     at: its `# pipelint: ignore` comments and lines are read although it is outside the root."""
     import argparse
 
-    from pipelint.relocate import ProjectFiles, named_paths
+    from pipelint.options import named_paths
+    from pipelint.relocate import ProjectFiles
 
     args = argparse.Namespace(kernel="/elsewhere/k.py:matmul")
     assert named_paths(args) == ["/elsewhere/k.py"]
