@@ -15,6 +15,7 @@ TileLang and pipelint versions; each kernel's variants also under a key of its o
 """
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
 import functools
@@ -81,8 +82,6 @@ def kernel_keys(path: str, text: str, settings: LowerSettings, tl_version: str) 
     blanked line for line (unless this one names them), so that an edit inside one kernel
     leaves the others' keys, and their lowerings, as they were.  Helpers and module-level code
     stay in every key; a line moved above a kernel changes its key (its `#line` numbers)."""
-    import ast
-
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -101,23 +100,21 @@ def kernel_keys(path: str, text: str, settings: LowerSettings, tl_version: str) 
 _STAGE_ARGS = ("num_stages", "stages")
 
 
-def _kernel_functions(tree: Any, text: str) -> list:
+def _kernel_functions(tree: ast.Module, text: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     """The top-level functions that can be kernels: they build one (`worker.builders_in`), are
     decorated, or take a num_stages parameter."""
-    import ast
-
     from .worker import builders_in
 
     builders = builders_in(text)
 
-    def takes_stages(n: Any) -> bool:
+    def takes_stages(n: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         return any(a.arg in _STAGE_ARGS for a in [*n.args.args, *n.args.kwonlyargs])
 
     return [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
             and (n.name in builders or n.decorator_list or takes_stages(n))]
 
 
-def _blanked(lines: list[str], others: list) -> list[str]:
+def _blanked(lines: list[str], others: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> list[str]:
     """`lines` with the lines of `others` (decorators included) made empty: the line count kept."""
     mine = list(lines)
     for g in others:
@@ -527,7 +524,7 @@ def _unfinished(kernel: dict, done: list[dict], asked: list, message: str) -> li
     `message`.  A kernel lowered as written (no num_stages parameter) has one per target."""
     per_target = kernel.get("stage_param") is None and kernel.get("kind") != "prim_func"
 
-    def key(arch: Any, n: Any) -> Any:
+    def key(arch: Any, n: Any) -> Any:          # JSON values of the worker's events
         return arch if per_target else (arch, n)
 
     seen = {key(v.get("arch"), None if v.get("as_written") else v.get("num_stages")) for v in done}
