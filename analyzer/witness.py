@@ -170,9 +170,10 @@ def _pair(model: KernelModel, a: Event, b: Event) -> tuple[int, int] | None:
     """Threads (of a, of b) that touch a common byte, preferring two in different warps.
 
     The enumeration of both footprints is most of a witness's cost (about 10 ms for 128 threads
-    times 8 iterations of 16 bytes), and findings of several rules, the trip-count scenarios and
-    forced scheduling's second match ask for the same pair: kept in the model's memo, by the
-    events' identity (the entry holds the events, so an identity is never reused under it)."""
+    times 8 iterations of 16 bytes), and findings of several rules at the same lines and forced
+    scheduling's second match (`forced_schedule.analyze`, over the same models) ask for the same
+    pair: kept in the model's memo, by the events' identity (the entry holds the events, so an
+    identity is never reused under it)."""
     memo = model.index.memo.setdefault("witness-pairs", {})
     hit = memo.get((id(a), id(b)))
     if hit is not None and hit[0] is a and hit[1] is b:
