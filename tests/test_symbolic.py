@@ -14,7 +14,7 @@ from pipelint.cuda import ast as A
 from pipelint.cuda import parse
 from pipelint.model import symbolic
 from pipelint.model.evaluate import CompiledEvaluator
-from pipelint.model.threads import MAX_POINTS, LaneRecipe, _cross_exact, cross_thread, footprint, span
+from pipelint.model.threads import MAX_POINTS, LaneRecipe, cross_thread, footprint, span
 
 pytestmark = pytest.mark.skipif(not symbolic.available(), reason="z3 is a core dependency")
 EVAL = CompiledEvaluator()
@@ -34,10 +34,16 @@ def _recipe(index: str, threads: int, ranges=(), guards=(), elem=4, width=4, poi
 
 
 def _enumerated(a: LaneRecipe, b: LaneRecipe, shift: int = 0) -> bool:
+    """The oracle: every thread's bytes enumerated, some byte of `a`'s thread t in `b`'s thread u != t."""
     fa, fb = footprint(a, EVAL), footprint(b, EVAL)
     assert fa is not None and fb is not None
-    fb = {t: frozenset(x + shift for x in s) for t, s in fb.items()}
-    return _cross_exact(fa, a.width, fb, b.width)
+    owners: dict[int, set[int]] = {}
+    for t, starts in fa.items():
+        for s in starts:
+            for q in range(s, s + a.width):
+                owners.setdefault(q, set()).add(t)
+    return any(owners.get(q, set()) - {u} for u, starts in fb.items() for s in starts
+               for q in range(s + shift, s + shift + b.width))
 
 
 _ATOMS = ["threadIdx.x", "((int)threadIdx.x)", "i", "3", "8", "32", "7"]

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..cuda import ast as A
 from .intrinsics import HazardKind, K
 from .intrinsics import HazardKind as H
-from .threads import collisions, cross_thread, same_value, stored_value
+from .threads import cross_thread, different_values, stored_value
 from .trace import Event
 from .wgmma import retired_before
 
@@ -179,18 +179,16 @@ class _Sim:
         assert ev.lanes is not None
         memo = self.model.index.memo.setdefault("replicated", {})
         key = (id(ev.node), ev.lanes.points, ev.lanes.ranges, ev.lanes.threads)
-        verdicts = memo.get(key)
-        if verdicts is None:
-            evaluator = self.model.index.memo["eval"]
-            points = collisions(ev.lanes, evaluator)
+        if key not in memo:
             value = stored_value(ev.node)
-            verdicts = memo[key] = frozenset() if not points else frozenset(
-                same_value(value, a, b, evaluator, self.model.registers) for a, b in points)
-        if not verdicts:
+            memo[key] = different_values(ev.lanes, ev.lanes, (value, value), self.model.index.memo["eval"],
+                                         self.model.registers)
+        verdict = memo[key]
+        if verdict is False:
             return
-        if False in verdicts:
+        if verdict is True:
             self.hazard(H.WAW_PLAIN, ev, ev)
-        elif None in verdicts:
+        else:
             self.hazards.setdefault((H.WAW_PLAIN, id(ev.node), id(ev.node)),
                                     Hazard(H.WAW_PLAIN, ev, ev, ev.buffer or "", self.model.slot(ev),
                                            certain=False))

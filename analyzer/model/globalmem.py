@@ -77,7 +77,7 @@ class GlobalHandoff:
         yet waited for): the copy may read the old or the new value, whichever thread it is, and
         no barrier orders an asynchronous copy (only its wait does).  Decided by the solver over
         any two threads, the same one included."""
-        from .symbolic import cross_thread as decide
+        from .presburger import decide
 
         for group, copy in copies.reading(ev.space):
             if copy.lanes is None or ev.lanes is None or copy.unknown_footprint or ev.unknown_footprint:

@@ -26,7 +26,7 @@ from .cpasync import Hazard
 from .intrinsics import HazardKind as H
 from .intrinsics import K
 from .protocol import AccessRecorder, ProtocolSim
-from .threads import collisions_between, cross_thread, same_value, stored_value
+from .threads import cross_thread, different_values, stored_value
 from .trace import Event
 from .wgmma import shares_warpgroup
 
@@ -176,13 +176,8 @@ class RaceRecorder(AccessRecorder):
 
     def _replicated(self, a: Event, b: Event, evaluator) -> bool | None:
         assert a.lanes is not None and b.lanes is not None
-        points = collisions_between(a.lanes, b.lanes, evaluator, shift=self.model.shift(a, b))
-        if points is None:
-            return None
-        if not points:
-            return False
-        verdicts = {same_value(stored_value(a.node), x, y, evaluator, self.model.registers) for x, y in points}
-        return True if False in verdicts else (None if None in verdicts else False)
+        return different_values(a.lanes, b.lanes, (stored_value(a.node), stored_value(b.node)), evaluator,
+                                self.model.registers, self.model.shift(a, b))
 
     def prune(self, records: list[_Access]) -> None:
         vcs = self.sim.vc

@@ -13,11 +13,12 @@ threads:
 
 The index expressions are translated to 64-bit bit-vector terms of z3 with the C semantics
 `model.evaluate` gives them (truncating `/` and `%`, arithmetic `>>`, `&`, `|`, `^` — the XOR
-swizzles of TileLang's layouts are exact here, which a Presburger library cannot say), so the
+swizzles of TileLang's layouts are native bit-vector operations here), so the
 answer is the enumerator's answer, for any size.  UNSAT: no two different threads meet (False);
 SAT: they meet (True), with a witness (`Witness`: the two threads and loop points); a solver
-timeout, an index that does not translate (memory contents, an unknown call) or a guard that
-had to be dropped on a satisfiable query: None, undecided, as before.
+timeout or an index that does not translate (memory contents, an unknown call): None,
+undecided.  A guard that does not translate (a condition on data) is left free, as
+`model.presburger` leaves it: the pair meets whenever the condition holds for its threads.
 
 Per-thread values are the thread index and the loop variables; the block index is one symbol
 shared by both threads (they are in one block).  Kernel parameters and other names that the
@@ -342,7 +343,7 @@ def _decide(a: LaneRecipe, b: LaneRecipe, shift: int, opaque: Mapping[object, in
     verdict = solver.check()
     if verdict == z3.unsat:
         return False, None
-    if verdict != z3.sat or drop_a or drop_b:
+    if verdict != z3.sat:
         return None, None
     m = solver.model()
 

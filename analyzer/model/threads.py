@@ -12,26 +12,28 @@ answered here, once, exactly where the kernel text allows it:
 * an election (`tl_shuffle_elect<E>()`, `cute::elect_one_sync()`) is one real
   thread per eligible warp: the lowest lane of the warp among the threads that
   reach it.  Whatever the role split around it, that thread is counted once;
-* a thread's footprint is the exact set of bytes it touches over the loops walked
-  once (every combination of their variables enumerated), not an interval hull.
-  Two accesses conflict between threads only if some byte is touched by two
-  *different* threads.  Where enumeration would be too costly the answer is
-  "undecided" (None), which callers treat as "cannot say", never as a conflict
-  proven.
+* whether two accesses conflict between threads is decided on the accesses as integer sets
+  (`cross_thread`, through `model.presburger`: isl, and z3 bit-vectors for what is not
+  Presburger), for any number of threads and loop points, never by enumerating them; a byte
+  touched by two *different* threads is a conflict.  "Undecided" (None) is left only where an
+  index, a guard or a stored value depends on memory or an unknown call; callers treat it as
+  "cannot say", never as a conflict proven;
+* the exact bytes of one access (`footprint`) are still enumerated where a byte count or an
+  extent is wanted (the bytes an mbarrier's consumers read, an ldmatrix's rows), never for a
+  cross-thread verdict.
 
 GPUVerify and Faial decide races the same way: a race needs two distinct threads
 and one common byte.
 """
 from __future__ import annotations
 
-import bisect
 import itertools
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..cuda import ast as A
-from .evaluate import builtin_name, interval, thread_index_call
+from .evaluate import builtin_name, thread_index_call
 
 ThreadSet = int          # bit t set: thread t of the block
 WARP = 32
@@ -173,30 +175,6 @@ def footprint(recipe: LaneRecipe, evaluator) -> Footprint | None:
     return out
 
 
-def _runs(guards: tuple[tuple[A.Expr, bool], ...], env: dict, evaluator) -> bool:
-    """Whether a (thread, loop point) runs the access: every guard takes its branch (a guard
-    that cannot be evaluated is taken to run it)."""
-    for cond, polarity in guards:
-        value = evaluator(cond, env)
-        if value is not None and bool(value) != polarity:
-            return False
-    return True
-
-
-def _hulls(recipe: LaneRecipe) -> dict[int, tuple[int, int]] | None:
-    """Each thread's bytes as an interval (a sound over-approximation of its footprint)."""
-    env: dict[str, int] = dict(recipe.points)
-    ranges: Mapping[str, tuple[int, int]] = dict(recipe.ranges)
-    out = {}
-    for t in members(recipe.threads):
-        env["threadIdx.x"] = t
-        b = interval(recipe.index, env, ranges)
-        if b is None:
-            return None
-        out[t] = (b[0] * recipe.elem, b[1] * recipe.elem + recipe.width)
-    return out
-
-
 def warp_ordered(t: int, u: int, mask: int) -> bool:
     """Whether a `__syncwarp(mask)` both threads passed orders them: one warp, both lanes in the mask."""
     return t // WARP == u // WARP and bool((mask >> (t % WARP)) & 1) and bool((mask >> (u % WARP)) & 1)
@@ -209,123 +187,27 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int = 0, warp_m
     `warp_mask`: a `__syncwarp(mask)` both passed in between; the pairs it orders (one warp,
     both lanes in the mask) do not count.
 
-    Exact on enumerated footprints; where they cannot be enumerated, interval hulls can still
-    prove that no two different threads meet (False), and otherwise the question is one
-    bit-vector query (`model.symbolic`: exact for any size); None only where an index or a
-    guard does not translate or the solver times out (undecided).
+    Decided on the accesses as integer sets (`model.presburger`: isl, the bit-vector solver
+    where an index is not Presburger), for any number of threads and points; None only where
+    an index or a guard depends on memory or an unknown call, or the solver times out.
     """
-    key = (_key(a), _key(b), shift, warp_mask)
+    key = (_key(a), _key(b), shift, warp_mask, _opaque_key(evaluator))
     if key in _CROSS:
         return _CROSS[key]
-    fa, fb = footprint(a, evaluator), footprint(b, evaluator)
-    found: bool | None
-    if fa is not None and fb is not None:
-        if shift:
-            fb = {t: frozenset(x + shift for x in starts) for t, starts in fb.items()}
-        found = _cross_exact(fa, a.width, fb, b.width) if warp_mask is None else \
-            _cross_exact_unordered(fa, a.width, fb, b.width, warp_mask)
-    else:
-        ha, hb = _hulls(a), _hulls(b)
-        if hb is not None and shift:
-            hb = {t: (lo + shift, hi + shift) for t, (lo, hi) in hb.items()}
-        found = None if ha is None or hb is None or _cross_hulls(ha, hb) else False
-        if found is None:       # too many points to enumerate: one solver query decides it
-            from .symbolic import cross_thread as decide
+    from .presburger import decide
 
-            found = decide(a, b, shift, getattr(evaluator, "opaque", None), warp_mask=warp_mask)[0]
+    found = decide(a, b, shift, getattr(evaluator, "opaque", None), warp_mask=warp_mask)[0]
     if len(_CROSS) > 16384:
         _CROSS.clear()
-    _CROSS[key] = found        # the nodes behind the ids are kept alive by `_KEEP` (footprint)
+    _CROSS[key] = found
+    _KEEP.append((a.index, a.guards, b.index, b.guards))     # the nodes behind the ids stay alive
     return found
 
 
-def _cross_exact(fa: Footprint, wa: int, fb: Footprint, wb: int) -> bool:
-    g = math.gcd(wa, wb)
-    for starts in itertools.chain(fa.values(), fb.values()):
-        for s in starts:
-            g = math.gcd(g, s)
-        if g == 1:
-            break
-    g = g or 1
-    owner: dict[int, int] = {}          # granule -> the one thread of `a` touching it (-1: several)
-    for t, starts in fa.items():
-        for s in starts:
-            for q in range(s // g, (s + wa) // g):
-                prev = owner.get(q)
-                owner[q] = t if prev is None or prev == t else -1
-    for u, starts in fb.items():
-        for s in starts:
-            for q in range(s // g, (s + wb) // g):
-                prev = owner.get(q)
-                if prev is not None and prev != u:
-                    return True
-    return False
-
-
-def _cross_exact_unordered(fa: Footprint, wa: int, fb: Footprint, wb: int, mask: int) -> bool:
-    """`_cross_exact` where pairs of threads a `__syncwarp(mask)` orders do not count."""
-    owners: dict[int, set[int]] = {}
-    for t, starts in fa.items():
-        for s in starts:
-            for q in range(s, s + wa):
-                owners.setdefault(q, set()).add(t)
-    for u, starts in fb.items():
-        for s in starts:
-            for q in range(s, s + wb):
-                if any(t != u and not warp_ordered(t, u, mask) for t in owners.get(q, ())):
-                    return True
-    return False
-
-
-def _cross_hulls(ha: dict[int, tuple[int, int]], hb: dict[int, tuple[int, int]]) -> bool:
-    """Whether some thread's hull in `a` overlaps a different thread's hull in `b`."""
-    order = sorted(ha, key=lambda t: ha[t][0])
-    starts = [ha[t][0] for t in order]
-    reach, furthest = [], -1
-    for t in order:
-        furthest = max(furthest, ha[t][1])
-        reach.append(furthest)
-    for u, (lo, hi) in hb.items():
-        j = bisect.bisect_left(starts, hi) - 1
-        while j >= 0 and reach[j] > lo:
-            t = order[j]
-            if t != u and ha[t][1] > lo:
-                return True
-            j -= 1
-    return False
-
-
-def collisions(recipe: LaneRecipe, evaluator, limit: int = 8) -> list[tuple[dict, dict]] | None:
-    """Points (environments: thread and loop variables) at which two *different* threads of one
-    access touch a common byte, at most `limit` of them (None: cannot be enumerated).  Empty
-    when every byte of the access belongs to one thread: a store no other thread repeats."""
-    names = [n for n, _ in recipe.ranges]
-    axes = [range(lo, hi + 1) for _, (lo, hi) in recipe.ranges]
-    if math.prod(max(0, a.stop - a.start) for a in axes) * count(recipe.threads) > MAX_POINTS:
-        return None
-    owner: dict[int, tuple[int, dict]] = {}
-    found: list[tuple[dict, dict]] = []
-    env: dict[str, int] = dict(recipe.points)
-    g = recipe.width
-    for t in members(recipe.threads):
-        env["threadIdx.x"] = t
-        for combo in itertools.product(*axes):
-            env.update(zip(names, combo))
-            if not _runs(recipe.guards, env, evaluator):
-                continue
-            v = evaluator(recipe.index, env)
-            if v is None:
-                return None
-            start = v * recipe.elem
-            for q in range(start, start + recipe.width, g) if start % g == 0 else [start]:
-                prev = owner.get(q)
-                if prev is None:
-                    owner[q] = (t, dict(env))
-                elif prev[0] != t:
-                    found.append((prev[1], dict(env)))
-                    if len(found) >= limit:
-                        return found
-    return found
+def _opaque_key(evaluator) -> tuple:
+    """The run-time values a scenario fixes (they change what an index evaluates to)."""
+    opaque = getattr(evaluator, "opaque", None)
+    return tuple(sorted(opaque.items(), key=repr)) if opaque else ()
 
 
 def collisions_between(a: LaneRecipe, b: LaneRecipe, evaluator, limit: int = 8,
@@ -357,6 +239,16 @@ def collisions_between(a: LaneRecipe, b: LaneRecipe, evaluator, limit: int = 8,
     return found
 
 
+def _runs(guards: tuple[tuple[A.Expr, bool], ...], env: dict, evaluator) -> bool:
+    """Whether a (thread, loop point) runs the access: every guard takes its branch (a guard
+    that cannot be evaluated is taken to run it)."""
+    for cond, polarity in guards:
+        value = evaluator(cond, env)
+        if value is not None and bool(value) != polarity:
+            return False
+    return True
+
+
 def _points(recipe: LaneRecipe, evaluator) -> list[tuple[int, dict]] | None:
     names = [n for n, _ in recipe.ranges]
     axes = [range(lo, hi + 1) for _, (lo, hi) in recipe.ranges]
@@ -383,28 +275,107 @@ def stored_value(node: A.Node) -> A.Expr | None:
     return None
 
 
-def same_value(value: A.Expr | None, a: dict, b: dict, evaluator, registers: frozenset[str]) -> bool | None:
-    """Whether one store writes the same value at two of its points (True / False / None: cannot
-    say).  The points differ only in the thread and the once-walked loop variables.
+def different_values(a: LaneRecipe, b: LaneRecipe, values: tuple[A.Expr | None, A.Expr | None], evaluator,
+                     registers: frozenset[str], shift: int = 0) -> bool | None:
+    """Whether a thread of store `a` and a *different* thread of store `b` write a common byte
+    with different values (True), never (False), or cannot be said (None).  The two are one
+    statement at one point of the kernel (run by two threads, or by two roles at one iteration).
 
-    Equal when the value evaluates to the same integer at both, or when it reads no thread
-    index, no per-thread register and no variable that differs between the points (kernel
-    parameters, global memory through them, constants and the unrolled loops' variables are
-    the same for every thread); different when it evaluates to different integers."""
-    if value is None:
+    Two threads storing the same value do not race: TileLang replicates a store when a tile has
+    fewer elements than threads.  Decided over every pair of colliding threads at once: no
+    collision at all, or values that are the same at every point (an expression of neither the
+    thread nor the walked loops nor a register), is False; otherwise the question "some
+    collision with different values" goes to the solver with the values as terms
+    (`model.presburger.decide`), which leaves it undecided only for values it cannot express
+    (registers, memory)."""
+    if cross_thread(a, b, evaluator, shift) is False:
+        return False
+    va, vb = values
+    if va is not None and vb is not None and _shape_equal(va, vb) and uniform_value(va, a, registers) \
+            and uniform_value(vb, b, registers):
+        return False
+    from .presburger import decide
+
+    opaque = getattr(evaluator, "opaque", None)
+    verdict = decide(a, b, shift, opaque, values=values)[0]
+    if verdict is None and va is not None and vb is not None:
+        verdict = _differ_through_memory(a, b, va, vb, opaque, registers, shift)
+    return verdict
+
+
+def _differ_through_memory(a: LaneRecipe, b: LaneRecipe, va: A.Expr, vb: A.Expr, opaque, registers: frozenset[str],
+                           shift: int) -> bool | None:
+    """Values that read memory (`A[bk * 128 + tk]`, `lse[(tx >> 5) * 16 + ...]`): one expression,
+    which at every collision reads the same addresses and the same variables, stores the same
+    value (False); None where that cannot be shown.  A memory read is taken as a function of its
+    address (a race on the memory read is the other accesses' question), so each address and each
+    variable outside them must be equal at every collision: one solver question each."""
+    from .evaluate import shape
+    from .presburger import decide
+
+    if shape(va) != shape(vb):
         return None
-    va, vb = evaluator(value, a), evaluator(value, b)
-    if va is not None and vb is not None:
-        return va == vb
+    varying = frozenset(n for r in (a, b) for n, _ in (*r.ranges, *r.points))
+    atoms_a, atoms_b = _atoms(va, registers, varying), _atoms(vb, registers, varying)
+    if atoms_a is None or atoms_b is None or len(atoms_a) != len(atoms_b):
+        return None
+    for x, y in zip(atoms_a, atoms_b):
+        if decide(a, b, shift, opaque, values=(x, y), same_point=registers)[0] is not False:
+            return None
+    return False
+
+
+def _atoms(value: A.Expr, registers: frozenset[str], varying: frozenset[str]) -> list[A.Expr] | None:
+    """What a stored value is a function of: the addresses of its memory reads and its variables
+    outside them, the thread's and the loops' (`varying`; kernel parameters are the same for every
+    thread); None: it reads a register or calls something impure."""
+    out: list[A.Expr] = []
+
+    def visit(node: A.Node) -> bool:
+        if isinstance(node, A.Index):
+            if any(isinstance(n, A.Name) and n.ident in registers for n in node.base.walk()):
+                return False
+            out.append(node.index)
+            return True
+        if isinstance(node, A.Call) and thread_index_call(node) is not None:
+            out.append(node)
+            return True
+        if isinstance(node, A.Call):
+            return pure_call(node) and all(visit(arg) for arg in node.args)
+        if isinstance(node, (A.Member, A.Cast)) and builtin_name(node) is not None:
+            out.append(node)
+            return True
+        if isinstance(node, A.Name):
+            if node.ident in registers:
+                return False
+            if not node.scope and node.ident in varying:
+                out.append(node)
+            return True
+        return all(visit(child) for child in node.children() if isinstance(child, A.Node))
+
+    return out if visit(value) else None
+
+
+def uniform_value(value: A.Expr, recipe: LaneRecipe, registers: frozenset[str]) -> bool:
+    """Whether a stored value is the same for every thread and walked-loop point of an access:
+    it reads no thread index, no per-thread register, no variable of the walked loops and calls
+    nothing impure (kernel parameters, constants and the outer loops' fixed values are uniform)."""
+    walked = {name for name, _ in recipe.ranges}
     for n in value.walk():
         if isinstance(n, A.Call) and not pure_call(n):
-            return None
-        if isinstance(n, A.Name) and not n.scope and (n.ident in registers or a.get(n.ident) != b.get(n.ident)):
-            return None
+            return False
+        if isinstance(n, A.Name) and not n.scope and (n.ident in registers or n.ident in walked):
+            return False
         if (isinstance(n, (A.Member, A.Cast)) and builtin_name(n) == "threadIdx.x") or (
                 isinstance(n, A.Call) and thread_index_call(n) is not None):
-            return None
+            return False
     return True
+
+
+def _shape_equal(a: A.Expr, b: A.Expr) -> bool:
+    from .evaluate import shape
+
+    return a is b or shape(a) == shape(b)
 
 
 def pure_call(call: A.Call) -> bool:

@@ -1,0 +1,536 @@
+"""Cross-thread questions as Presburger sets (isl), decided without enumerating threads or points.
+
+An access is a relation from (thread, loop iterations) to bytes.  Generated index arithmetic is
+almost all Presburger: affine terms, floor division and modulo by constants, shifts by constants,
+masks, min/max and selects on guards.  Each of those becomes linear constraints over one fresh
+integer variable, exactly, with C semantics:
+
+* `a / c` and `a % c` truncate toward zero: `c*q <= a <= c*q + c - 1` where `a` is known to be
+  non-negative (its interval), the disjunction of both signs otherwise;
+* `a >> k` is `floor(a / 2^k)` (arithmetic shift), `a << k` is `a * 2^k`;
+* a bitwise operation with a constant is decomposed exactly by bits: bit j of `a` is
+  `floor(a / 2^j) - 2 * floor(a / 2^(j+1))`;
+* `min`, `max`, `?:`, comparisons and `&&`/`||`/`!` are disjunctions (isl keeps unions).
+
+Each access is one isl map from (thread, loop variables) to the bytes it touches, built once
+and reused for every access it meets.  The question "does one thread of `a` and a *different*
+thread of `b` touch a common byte" is the emptiness of `a . b^-1` restricted to different
+threads, which isl decides in about a millisecond; a sample point of it is the witness.  What is
+not Presburger (a product of two variables, a shift by a variable, a value read from memory, an
+unknown call), and the XOR swizzles of TileLang's layouts (two variable fields: exact by bits
+in Presburger arithmetic too, but isl's emptiness over such nested floors takes seconds), raise
+`Untranslatable`, and the caller asks the bit-vector solver (`model.symbolic`) instead.  So does
+a question that exceeds isl's operation budget (`MAX_OPERATIONS`).  A guard that does not
+translate (a condition on data: `0 < A[tx]`) is left free: it can hold for any thread, so an
+empty set is a proof, and a non-empty one is a pair that meets whenever the condition holds for
+its two threads, which is how the enumerator always read such guards ("taken").  Where which
+threads run matters beyond that (two stores whose writers data picks may never both run), the
+caller knows it (`Event.uncertain`) and says so.
+
+Values a query compares (two stores of the same value do not race) are terms of the same
+language.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..cuda import ast as A
+from .evaluate import builtin_name, interval, shape, thread_index_call
+from .symbolic import LaneRecipe, Untranslatable, Witness, runs
+
+MAX_BLOCK = 1024
+_UNIFORM = {"blockIdx.x": "bix", "blockIdx.y": "biy", "blockIdx.z": "biz", "blockDim.x": "bdx",
+            "blockDim.y": "bdy", "blockDim.z": "bdz", "gridDim.x": "gdx", "gridDim.y": "gdy", "gridDim.z": "gdz"}
+_LOCK = threading.Lock()          # one isl context for the process; the editor's server has threads
+MAX_OPERATIONS = 20000            # isl's work per question (about 0.2 s) before it goes to the bit-vector solver
+
+
+@functools.cache
+def _isl() -> Any:
+    import islpy
+
+    return islpy
+
+
+def available() -> bool:
+    """Whether islpy is importable (optional: without it every query goes to the bit-vector solver)."""
+    try:
+        _isl()
+    except ImportError:
+        return False
+    return True
+
+
+class _Side:
+    """One access's variables and constraints, as isl text."""
+
+    def __init__(self, recipe: LaneRecipe, tag: str, opaque: Mapping[object, int], query: _Query) -> None:
+        self.recipe = recipe
+        self.tag = tag
+        self.opaque = opaque
+        self.query = query
+        self.t = query.fresh(f"t{tag}")
+        self.loops = {name: query.fresh(f"l{tag}") for name, _ in recipe.ranges}
+        self.fixed = dict(recipe.points)
+        lo_t = recipe.threads & -recipe.threads
+        self.ranges: dict[str, tuple[int, int]] = dict(recipe.ranges)
+        self.ranges["threadIdx.x"] = (lo_t.bit_length() - 1, recipe.threads.bit_length() - 1)
+        query.cons.append(_member(self.t, recipe.threads))
+        for name, (lo, hi) in recipe.ranges:
+            query.cons.append(f"{lo} <= {self.loops[name]} <= {hi}")
+
+    # ------------------------------------------------------------ terms
+    def term(self, expr: A.Expr) -> str:
+        """An affine isl expression equal to `expr` under the constraints added to the query."""
+        if self.opaque and not isinstance(expr, (A.Number, A.Name)):
+            fixed = self.opaque.get(shape(expr))
+            if fixed is not None:
+                return _num(fixed)
+        if isinstance(expr, A.Number):
+            value = expr.value
+            if isinstance(value, float):
+                if not value.is_integer():
+                    raise Untranslatable("float")
+                value = int(value)
+            return _num(value)
+        name = builtin_name(expr) if isinstance(expr, (A.Cast, A.Member)) else (
+            expr.ident if isinstance(expr, A.Name) and not expr.scope else None)
+        if name is not None:
+            return self.name(name)
+        if isinstance(expr, A.Cast):
+            return self.term(expr.operand)
+        if isinstance(expr, A.Call):
+            return self.call(expr)
+        if isinstance(expr, A.Binary):
+            return self.binary(expr)
+        if isinstance(expr, A.Unary) and not expr.postfix and expr.op in ("-", "+", "~", "!"):
+            if expr.op == "!":
+                return self.truth(expr)
+            inner = self.term(expr.operand)
+            return f"-({inner})" if expr.op == "-" else (f"(-({inner}) - 1)" if expr.op == "~" else inner)
+        if isinstance(expr, A.Ternary):
+            v = self.query.fresh("s")
+            cond = self.cond(expr.cond, True)
+            other = self.cond(expr.cond, False)
+            self.query.cons.append(f"(({cond}) and {v} = {self.term(expr.then)}) or "
+                                   f"(({other}) and {v} = {self.term(expr.other)})")
+            return v
+        if isinstance(expr, A.Index) and isinstance(expr.base, A.Name) and not expr.base.scope:
+            index = self.constant(expr.index)
+            if index is not None:
+                key = f"{expr.base.ident}[{index}]"
+                if key in self.fixed:
+                    return _num(self.fixed[key])
+        raise Untranslatable(type(expr).__name__)
+
+    def name(self, name: str) -> str:
+        if name == "threadIdx.x":
+            return self.t
+        if name in self.loops:
+            return self.loops[name]
+        if name in self.fixed:
+            return _num(self.fixed[name])
+        if name in _UNIFORM:
+            return self.query.param(_UNIFORM[name])
+        if self.query.shared is not None and name not in self.query.shared and name.isidentifier():
+            return self.query.param(f"u_{name}")        # one value for both sides (see `decide`)
+        raise Untranslatable(name)
+
+    def constant(self, expr: A.Expr) -> int | None:
+        """The value of `expr` when it is the same at every point (no thread, loop or uniform)."""
+        if isinstance(expr, A.Number) and isinstance(expr.value, int):
+            return expr.value
+        if isinstance(expr, A.Unary) and expr.op == "-" and not expr.postfix:
+            inner = self.constant(expr.operand)
+            return -inner if inner is not None else None
+        if isinstance(expr, A.Cast):
+            return self.constant(expr.operand)
+        if self.opaque and not isinstance(expr, (A.Number, A.Name)):
+            fixed = self.opaque.get(shape(expr))
+            if fixed is not None:
+                return fixed
+        if isinstance(expr, A.Name) and not expr.scope and expr.ident in self.fixed and expr.ident not in self.loops:
+            return self.fixed[expr.ident]
+        if isinstance(expr, A.Binary) and expr.op in ("+", "-", "*", "<<"):
+            a, b = self.constant(expr.left), self.constant(expr.right)
+            if a is not None and b is not None:
+                return a + b if expr.op == "+" else a - b if expr.op == "-" else a * b if expr.op == "*" else \
+                    (a << b if 0 <= b < 64 else None)
+        return None
+
+    def bounds(self, expr: A.Expr) -> tuple[int, int] | None:
+        return interval(expr, self.fixed, self.ranges)
+
+    def call(self, expr: A.Call) -> str:
+        found = thread_index_call(expr)
+        if found is None:
+            if expr.name in ("max", "min") and len(expr.args) == 2:
+                a, b = self.term(expr.args[0]), self.term(expr.args[1])
+                v = self.query.fresh("m")
+                rel = ">=" if expr.name == "max" else "<="
+                self.query.cons.append(f"({a} {rel} {b} and {v} = {a}) or ({b} {rel} {a} and {v} = {b})")
+                return v
+            raise Untranslatable(expr.name)
+        formula, args, defaults = found
+        values = []
+        for i, d in enumerate(defaults):
+            if i < len(args):
+                n = self.constant(args[i])
+                if n is None:
+                    raise Untranslatable("a thread-index argument that is not a constant")
+                values.append(n if n > 0 else d)
+            else:
+                values.append(d)
+        a0 = values[0] if values else 0
+        a1 = values[1] if len(values) > 1 else 0
+        t = self.t                        # a thread index is non-negative: floor is truncation
+        table = {"t": lambda: t, "t % a0": lambda: self.floor_mod(t, a0), "t // a0": lambda: self.floor_div(t, a0),
+                 "t // (a0 * a1)": lambda: self.floor_div(t, a0 * a1), "t // 32": lambda: self.floor_div(t, 32),
+                 "t % 32": lambda: self.floor_mod(t, 32), "t // 128": lambda: self.floor_div(t, 128)}
+        if formula not in table:
+            raise Untranslatable(formula)
+        return table[formula]()
+
+    # ------------------------------------------------------------ arithmetic
+    def floor_div(self, a: str, c: int) -> str:
+        key = ("div", a, c)
+        memo = self.query.memo
+        if key not in memo:
+            q = self.query.fresh("q")
+            self.query.cons.append(f"{c} * {q} <= {a} <= {c} * {q} + {c - 1}")
+            memo[key] = q
+        return memo[key]
+
+    def floor_mod(self, a: str, c: int) -> str:
+        return f"(({a}) - {c} * {self.floor_div(a, c)})"
+
+    def trunc_div(self, expr: A.Expr, a: str, c: int) -> str:
+        """C's `a / c` for a constant c > 0."""
+        b = self.bounds(expr)
+        if b is not None and b[0] >= 0:
+            return self.floor_div(a, c)
+        if b is not None and b[1] <= 0:
+            return f"-({self.floor_div(f'-({a})', c)})"
+        q = self.query.fresh("q")
+        self.query.cons.append(f"({a} >= 0 and {c} * {q} <= {a} <= {c} * {q} + {c - 1}) or "
+                               f"({a} < 0 and {c} * {q} - {c - 1} <= {a} <= {c} * {q})")
+        return q
+
+    def bit(self, a: str, j: int) -> str:
+        return f"({self.floor_div(a, 1 << j) if j else a} - 2 * {self.floor_div(a, 1 << (j + 1))})"
+
+    def and_const(self, a: str, m: int) -> str:
+        """`a & m` for a constant m, exact for any sign of `a` (two's complement)."""
+        if m < 0:
+            return f"(({a}) - {self.and_const(a, ~m)})"
+        if m == 0:
+            return "0"
+        if m & (m + 1) == 0:                          # 2^k - 1
+            return self.floor_mod(a, m + 1)
+        terms = [f"{1 << j} * {self.bit(a, j)}" for j in range(m.bit_length()) if (m >> j) & 1]
+        return "(" + " + ".join(terms) + ")"
+
+    def binary(self, expr: A.Binary) -> str:
+        op = expr.op
+        if op in ("==", "!=", "<", ">", "<=", ">=", "&&", "||"):
+            return self.truth(expr)
+        ca, cb = self.constant(expr.left), self.constant(expr.right)
+        if op in ("+", "-"):
+            return f"({self.term(expr.left)} {op} {self.term(expr.right)})"
+        if op == "*":
+            if ca is not None:
+                return f"{_num(ca)} * {self.term(expr.right)}"
+            if cb is not None:
+                return f"{_num(cb)} * {self.term(expr.left)}"
+            raise Untranslatable("a product of two variables")
+        if op in ("/", "%"):
+            if cb is None or cb == 0:
+                raise Untranslatable(f"`{op}` by a variable")
+            a = self.term(expr.left)
+            q = f"-({self.trunc_div(expr.left, a, -cb)})" if cb < 0 else self.trunc_div(expr.left, a, cb)
+            return q if op == "/" else f"(({a}) - {_num(cb)} * {q})"
+        if op in ("<<", ">>"):
+            if cb is None or not 0 <= cb < 63:
+                raise Untranslatable(f"`{op}` by a variable")
+            a = self.term(expr.left)
+            return f"{1 << cb} * {a}" if op == "<<" else self.floor_div(a, 1 << cb)
+        if op in ("&", "|", "^"):
+            return self.bitwise(expr, op, ca, cb)
+        raise Untranslatable(op)
+
+    def bitwise(self, expr: A.Binary, op: str, ca: int | None, cb: int | None) -> str:
+        if ca is not None or cb is not None:
+            m = ca if ca is not None else cb
+            assert m is not None
+            a = self.term(expr.right if ca is not None else expr.left)
+            if op == "&":
+                return self.and_const(a, m)
+            if m < 0:            # a | m = ~(~a & ~m);  a ^ m = ~(a ^ ~m)
+                inner = f"(-({a}) - 1)" if op == "|" else a
+                core = self.and_const(inner, ~m) if op == "|" else \
+                    f"({a} + {~m} - 2 * {self.and_const(a, ~m)})"
+                return f"(-({core}) - 1)"
+            both = self.and_const(a, m)
+            return f"({a} + {m} - {both})" if op == "|" else f"({a} + {m} - 2 * {both})"
+        # Two variable operands (an XOR swizzle): exact by bits, but isl's emptiness over the
+        # nested floors of a bit decomposition costs seconds, where bit-vectors take milliseconds.
+        raise Untranslatable(f"`{op}` of two variables: bit-vectors")
+
+    # ------------------------------------------------------------ conditions
+    def truth(self, expr: A.Expr) -> str:
+        """0 or 1, as C gives a comparison's or a logical operator's value."""
+        v = self.query.fresh("b")
+        self.query.cons.append(f"(({self.cond(expr, True)}) and {v} = 1) or (({self.cond(expr, False)}) and {v} = 0)")
+        return v
+
+    def cond(self, expr: A.Expr, positive: bool) -> str:
+        """A formula that holds exactly where `expr` is non-zero (`positive`) or zero."""
+        while isinstance(expr, A.Cast):
+            expr = expr.operand
+        if isinstance(expr, A.Unary) and expr.op == "!" and not expr.postfix:
+            return self.cond(expr.operand, not positive)
+        if isinstance(expr, A.Binary) and expr.op in ("&&", "||"):
+            left, right = self.cond(expr.left, positive), self.cond(expr.right, positive)
+            conj = (expr.op == "&&") == positive
+            return f"(({left}) {'and' if conj else 'or'} ({right}))"
+        if isinstance(expr, A.Binary) and expr.op in _NEGATE:
+            op = expr.op if positive else _NEGATE[expr.op]
+            a, b = self.term(expr.left), self.term(expr.right)
+            if op == "!=":
+                return f"({a} < {b} or {a} > {b})"
+            return f"{a} {'=' if op == '==' else op} {b}"
+        value = self.term(expr)
+        return f"({value} < 0 or {value} > 0)" if positive else f"{value} = 0"
+
+
+_NEGATE = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+
+
+def _num(n: int) -> str:
+    return f"({n})" if n < 0 else str(n)
+
+
+class _Query:
+    """The variables, parameters and constraints of one access's relation."""
+
+    def __init__(self, shared: frozenset[str] | None = None) -> None:
+        self.dims: list[str] = []
+        self.params: list[str] = []
+        self.cons: list[str] = []
+        self.memo: dict[tuple, str] = {}
+        self.shared = shared         # other names are one symbol for both sides, except these
+
+    def fresh(self, stem: str) -> str:
+        name = f"{stem}{len(self.dims)}"
+        self.dims.append(name)
+        return name
+
+    def param(self, name: str) -> str:
+        if name not in self.params:
+            self.params.append(name)
+            if not name.startswith("u_"):
+                self.cons.append(f"{name} >= 0")     # block indices and sizes
+        return name
+
+    def text(self, domain: list[str], out: list[str]) -> str:
+        """`[params] -> { [domain] -> [out] : exists (the other variables : constraints) }`."""
+        body = " and ".join(f"({c})" for c in self.cons) or "true"
+        hidden = [d for d in self.dims if d not in domain and d not in out]
+        if hidden:
+            body = f"exists ({', '.join(hidden)} : {body})"
+        return f"[{', '.join(self.params)}] -> {{ [{', '.join(domain)}] -> [{', '.join(out)}] : {body} }}"
+
+
+def _member(t: str, threads: int) -> str:
+    """`t` is one of a set of threads: a union of runs, or a residue pattern when it is periodic."""
+    spans = runs(threads)
+    if not spans:
+        return "false"
+    lo, hi = spans[0][0], spans[-1][1]
+    if len(spans) > 8:
+        for period in (2, 4, 8, 16, 32, 64, 128, 256, 512):
+            if (hi - lo) % period:
+                continue
+            pattern = (threads >> lo) & ((1 << period) - 1)
+            if all(((threads >> (lo + k)) & ((1 << period) - 1)) == pattern for k in range(0, hi - lo, period)):
+                residues = [r for r in range(period) if (pattern >> r) & 1]
+                mods = " or ".join(f"({t} - {lo}) mod {period} = {r}" for r in residues)
+                return f"{lo} <= {t} < {hi} and ({mods})"
+    return " or ".join(f"{a} <= {t} < {b}" for a, b in spans)
+
+
+def _lanes_outside(lane: str, mask: int) -> str:
+    """`lane` (0..31) is not in the mask."""
+    outside = ~mask & 0xFFFFFFFF
+    spans = runs(outside)
+    return " or ".join(f"{a} <= {lane} < {b}" for a, b in spans) if spans else "false"
+
+
+@dataclass(frozen=True)
+class _Access:
+    """One access as an isl map from (thread, loop variables[, stored value]) to the bytes it
+    touches; `dropped`: a guard did not translate, so the map over-approximates the access."""
+
+    relation: Any
+    loops: tuple[str, ...]
+    dropped: bool
+    valued: bool
+    hull: tuple[int, int] | None        # [lo, hi) of every byte it touches (None: unbounded or empty)
+
+
+_ACCESSES: dict[tuple, _Access | Untranslatable] = {}
+_KEEP: list[object] = []            # keeps the nodes behind cached ids alive
+
+
+def _access(recipe: LaneRecipe, shift: int, opaque: Mapping[object, int], value: A.Expr | None,
+            shared: frozenset[str] | None = None) -> _Access:
+    """The relation of one access, built once per recipe (most accesses meet many others)."""
+    key = (shared, id(recipe.index), recipe.elem, recipe.width, recipe.points, recipe.ranges, recipe.threads,
+           tuple((id(g), p) for g, p in recipe.guards), shift, tuple(sorted(opaque.items(), key=repr)),
+           id(value) if value is not None else None)
+    found = _ACCESSES.get(key)
+    if found is None:
+        try:
+            found = _build(recipe, shift, opaque, value, shared)
+        except Untranslatable as exc:
+            found = exc
+        if len(_ACCESSES) > 8192:
+            _ACCESSES.clear()
+            _KEEP.clear()
+        _ACCESSES[key] = found
+        _KEEP.append((recipe.index, recipe.guards, value))
+    if isinstance(found, Untranslatable):
+        raise found
+    return found
+
+
+def _build(recipe: LaneRecipe, shift: int, opaque: Mapping[object, int], value: A.Expr | None,
+           shared: frozenset[str] | None) -> _Access:
+    query = _Query(shared)
+    side = _Side(recipe, "", opaque, query)
+    byte, start = query.fresh("byte"), query.fresh("start")
+    query.cons.append(f"{start} = {recipe.elem} * ({side.term(recipe.index)}) + {shift}")
+    query.cons.append(f"{start} <= {byte} < {start} + {recipe.width}")
+    query.cons.append(f"0 <= {side.t} < {MAX_BLOCK}")
+    dropped = False
+    for cond, polarity in recipe.guards:
+        mark = len(query.cons)
+        try:
+            query.cons.append(side.cond(cond, polarity))
+        except Untranslatable:
+            del query.cons[mark:]               # nothing of a guard that did not translate
+            dropped = True
+    domain = [side.t, *side.loops.values()]
+    if value is not None:
+        v = query.fresh("value")
+        query.cons.append(f"{v} = {side.term(value)}")
+        domain.append(v)
+    isl = _isl()
+    try:
+        relation = isl.Map(query.text(domain, [byte])).coalesce()
+    except isl.Error as exc:           # a formula isl does not take: not a verdict
+        raise Untranslatable(f"isl: {exc}") from None
+    bounds = side.bounds(recipe.index)
+    hull = None if bounds is None else (recipe.elem * bounds[0] + shift, recipe.elem * bounds[1] + recipe.width + shift)
+    return _Access(relation, tuple(side.loops), dropped, value is not None, hull)
+
+
+def _pairs(a: _Access, b: _Access, warp_mask: int | None, any_threads: bool) -> Any:
+    """The (thread of a, its point) -> (thread of b, its point) pairs the question excludes or
+    keeps: different threads (unless `any_threads`), not ordered by the warp barrier, and
+    different stored values where values are compared."""
+    left = ["t", *(f"la{i}" for i in range(len(a.loops)))] + (["va"] if a.valued else [])
+    right = ["u", *(f"lb{i}" for i in range(len(b.loops)))] + (["vb"] if b.valued else [])
+    cons = []
+    if not any_threads:
+        cons.append("(t < u or t > u)")
+    if warp_mask is not None:
+        cons.append(f"(floor(t/32) < floor(u/32) or floor(u/32) < floor(t/32) or "
+                    f"({_lanes_outside('(t mod 32)', warp_mask)}) or ({_lanes_outside('(u mod 32)', warp_mask)}))")
+    if a.valued and b.valued:
+        cons.append("(va < vb or va > vb)")
+    body = " and ".join(cons) or "true"
+    return _isl().Map(f"{{ [{', '.join(left)}] -> [{', '.join(right)}] : {body} }}")
+
+
+def cross_thread(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[object, int] | None = None,
+                 values: tuple[A.Expr | None, A.Expr | None] | None = None,
+                 warp_mask: int | None = None, any_threads: bool = False,
+                 same_point: frozenset[str] | None = None) -> tuple[bool | None, Witness | None]:
+    """Whether a byte of `a` belongs to one thread and of `b` to a different one, as
+    `model.symbolic.cross_thread` (same arguments, same answers).  Raises `Untranslatable` where
+    an index, a value or a mask is not Presburger, so that the caller can ask the bit-vector solver."""
+    if not available():
+        raise Untranslatable("islpy is not installed")
+    if values is not None and (values[0] is None or values[1] is None):
+        raise Untranslatable("a stored value")
+    isl = _isl()
+    with _LOCK:
+        _budget()
+        sa = _access(a, 0, opaque or {}, values[0] if values else None, same_point)
+        sb = _access(b, shift, opaque or {}, values[1] if values else None, same_point)
+        if sa.hull is not None and sb.hull is not None and (sa.hull[1] <= sb.hull[0] or sb.hull[1] <= sa.hull[0]):
+            return False, None
+        try:
+            meet = sa.relation.apply_range(sb.relation.reverse()).intersect(_pairs(sa, sb, warp_mask, any_threads))
+            if meet.is_empty():
+                return False, None
+            point = meet.wrap().sample_point()
+            coords = [int(point.get_coordinate_val(isl.dim_type.set, i).to_python())
+                      for i in range(meet.dim(isl.dim_type.in_) + meet.dim(isl.dim_type.out))]
+            split = meet.dim(isl.dim_type.in_)
+            offset = _first_common(sa.relation, coords[:split], sb.relation, coords[split:])
+        except isl.Error as exc:
+            raise Untranslatable(f"isl: {exc}") from None
+    na, nb = len(sa.loops), len(sb.loops)
+    witness = Witness((coords[0], coords[split]),
+                      (dict(zip(sa.loops, coords[1:1 + na])), dict(zip(sb.loops, coords[split + 1:split + 1 + nb]))),
+                      offset)
+    return True, witness
+
+
+def _budget() -> None:
+    """A fresh operation budget for one question (an exhausted one raises `isl.Error`)."""
+    ctx = _isl().DEFAULT_CONTEXT
+    if ctx.get_max_operations() != MAX_OPERATIONS:
+        ctx.set_max_operations(MAX_OPERATIONS)
+    ctx.reset_operations()
+
+
+def _first_common(ra: Any, pa: list[int], rb: Any, pb: list[int]) -> int:
+    """The lowest byte both accesses touch at the witness's two points."""
+    isl = _isl()
+
+    def at(relation: Any, point: list[int]) -> Any:
+        here = isl.Set("{ [" + ", ".join(str(c) for c in point) + "] }").align_params(relation.get_space())
+        return relation.intersect_domain(here).range()
+
+    common = at(ra, pa).intersect(at(rb, pb)).lexmin()
+    return int(common.sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python())
+
+
+def decide(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[object, int] | None = None,
+           values: tuple[A.Expr | None, A.Expr | None] | None = None,
+           warp_mask: int | None = None, any_threads: bool = False,
+           same_point: frozenset[str] | None = None) -> tuple[bool | None, Witness | None]:
+    """The cross-thread question, decided symbolically: as integer sets (isl) where every index,
+    guard and value is Presburger, else by the bit-vector solver (`model.symbolic`: products of
+    variables, shifts by variables); None, undecided, only where neither can say (memory contents,
+    an unknown call, a solver timeout).  Never by enumerating threads or points.
+
+    `same_point`: the two accesses are at one point of the kernel (one statement at one iteration
+    of the loops simulated around it), so a name that is neither the thread, a walked loop nor a
+    fixed value (an outer loop's counter, a kernel parameter) has one value for both; the names
+    given are the exceptions, the per-thread registers.  Without it such a name is untranslatable."""
+    try:
+        return cross_thread(a, b, shift, opaque, values, warp_mask, any_threads, same_point)
+    except Untranslatable:
+        if same_point is not None:
+            return None, None
+        from . import symbolic
+
+        return symbolic.cross_thread(a, b, shift, opaque, values, warp_mask, any_threads)

@@ -1,0 +1,33 @@
+"""Issue 31, item 4: a store every thread runs onto the same bytes is a race only where the
+threads store different values, decided over every colliding pair of threads symbolically.
+
+TileLang's naive GEMV copies the vector tile with a serial loop that every thread runs
+(`A_shared[tk] = A[bk * 1024 + tk]`): 256 threads x 1024 iterations, more pairs than pipelint
+ever enumerated, which on main before the integer sets was passed over in silence.  Its twin
+stores the thread index instead, a real write-write race.
+"""
+from __future__ import annotations
+
+import pytest
+from helpers import KERNELS
+
+from pipelint.engine import CheckOptions, run_check
+from pipelint.pluginhost import load_plugins
+
+HOST = load_plugins()
+
+
+def _findings(name: str) -> list[tuple[str, str, int]]:
+    report = run_check([str(KERNELS / name)], HOST, CheckOptions(jobs=1))
+    assert report.errors == []
+    return sorted((f.rule, f.severity.value, f.location.line) for f in report.findings)
+
+
+@pytest.mark.parametrize("name, expected", [
+    # the same value, global memory read at an address of the loop alone: no finding, no note
+    ("replicated_copy_sm_80_s0.cu", []),
+    # (half_t)threadIdx.x into A_shared[tk] by 256 threads: different values into one word
+    ("replicated_tid_sm_80_s0.cu", [("shared-write-race", "error", 30)]),
+])
+def test_replicated_stores_are_decided_on_their_values(name, expected):
+    assert _findings(name) == expected
