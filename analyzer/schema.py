@@ -11,7 +11,8 @@ does the same.  Either way the first problem becomes one message naming the key.
 
 Every number has a maximum as well as a minimum (issue 38): `time-budget = 1e308` used to
 reach `setitimer` and end the run with an OverflowError.  The command-line flags of the same
-settings take their range from here too (`flag_type`), so both give a usage error (exit 2).
+settings take their range from here too (`setting_range`, read by `commands.flags.flag_type`), so
+both give a usage error (exit 2).
 """
 from __future__ import annotations
 
@@ -101,15 +102,6 @@ def setting_range(key: str) -> tuple[float, bool, float]:
     if "exclusiveMinimum" in node:
         return float(node["exclusiveMinimum"]), True, float(node["maximum"])
     return float(node["minimum"]), False, float(node["maximum"])
-
-
-def flag_type(key: str, integer: bool = False) -> Callable[[str], float]:
-    """The command line's converter for the flag of setting `key` (see `commands.flags.flag_type`):
-    kept here for the callers that import it from this module; the converter itself lives with
-    the command-line code so that this module needs nothing of it."""
-    from .commands.flags import flag_type as converter
-
-    return converter(key, integer)
 
 
 def _at(path: tuple[str | int, ...]) -> dict[str, Any]:

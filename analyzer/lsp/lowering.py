@@ -446,7 +446,7 @@ async def run_worker(spec: dict, timeout: float, child: asyncio.subprocess.Proce
 
     async def talk() -> None:
         assert child.stdin is not None and child.stdout is not None
-        from .server import trace
+        from .trace import trace
 
         trace(f"spec sent to {child.pid}")
         child.stdin.write(json.dumps(spec).encode())

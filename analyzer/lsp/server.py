@@ -48,6 +48,7 @@ from .analysis import Diagnostic, FileAnalysis, analyze_cuda
 from .lowering import Lowerer, cache_folder, dump_folder
 from .pysource import scan
 from .settings import lower_settings
+from .trace import trace
 
 log = logging.getLogger("pipelint.lsp")
 SEVERITY = {Severity.ERROR: lsp.DiagnosticSeverity.Error, Severity.WARNING: lsp.DiagnosticSeverity.Warning,
@@ -412,16 +413,6 @@ class PipelintServer(LanguageServer):
         caps = self.client_capabilities.workspace
         if caps and caps.inlay_hint and caps.inlay_hint.refresh_support:
             self.workspace_inlay_hint_refresh(None)
-
-
-_TRACE = os.environ.get("PIPELINT_LSP_TRACE")
-
-
-def trace(what: str) -> None:
-    """`PIPELINT_LSP_TRACE=FILE`: append `<monotonic seconds> <what>` to FILE (profiling)."""
-    if _TRACE:
-        with contextlib.suppress(OSError), open(_TRACE, "a", encoding="utf-8") as fh:
-            fh.write(f"{time.monotonic():.3f} {os.getpid()} {what}\n")
 
 
 def _timings(timings: dict | None) -> str:

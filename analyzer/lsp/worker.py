@@ -52,14 +52,12 @@ from ..lowering.worker import (
     dyn_shared_bytes,
 )
 
-_TRACE = os.environ.get("PIPELINT_LSP_TRACE")
-
 
 def trace(what: str) -> None:
-    """`PIPELINT_LSP_TRACE=FILE`: append `<monotonic seconds> <pid> <what>` to FILE (profiling)."""
-    if _TRACE:
-        with contextlib.suppress(OSError), open(_TRACE, "a", encoding="utf-8") as fh:
-            fh.write(f"{time.monotonic():.3f} {os.getpid()} worker: {what}\n")
+    """`PIPELINT_LSP_TRACE=FILE`: this process's steps, marked as the worker's (`lsp.trace`)."""
+    from .trace import trace as write
+
+    write(what, "worker")
 
 
 def load_buffer(path: str, text: str) -> types.ModuleType:
