@@ -198,6 +198,24 @@ class MBarrierAnalysis:
         """
         if self.model.trace.cluster:
             return []
+        expected, loads = self._tx_phases()
+        issues = self._unannounced(expected, loads)
+        seen_unknown: set = set()
+        for (it, bar), evs in expected.items():
+            got_evs = loads.get((it, bar), [])
+            if not got_evs:
+                continue
+            sizes = [self.tma_bytes.get(id(e)) for e in got_evs]
+            if any(s is None for s in sizes) or any(e.value is None for e in evs):
+                issue = self._tx_unknown(it, bar, evs, got_evs, sizes, seen_unknown)
+            else:
+                issue = _tx_mismatch(bar, evs, got_evs, sizes)
+            if issue is not None:
+                issues.append(issue)
+        return issues
+
+    def _tx_phases(self) -> tuple[dict[tuple, list[Event]], dict[tuple, list[Event]]]:
+        """The expect_tx events and the TMA loads of each (iteration values, barrier)."""
         expected: dict[tuple, list[Event]] = {}
         loads: dict[tuple, list[Event]] = {}
         for ev in self.model.trace.all_events():
@@ -208,42 +226,34 @@ class MBarrierAnalysis:
                 expected.setdefault(key, []).append(ev)
             elif ev.kind == K.TMA_LOAD:
                 loads.setdefault(key, []).append(ev)
-        issues = []
-        for (it, bar), got_evs in loads.items():
-            if (it, bar) not in expected and not self._expects_somewhere(bar):
-                # TMA loads signal a barrier nobody announces bytes on: each load's complete_tx
-                # drives the phase's transaction count negative, and the phase can complete
-                # before the data lands (or the count underflows)
-                issues.append(ProtocolIssue(I.TX_BYTES, got_evs[0], {"barrier": bar, "missing": True},
-                                            tuple((e, "load") for e in got_evs[:3])))
-        seen_unknown: set = set()
-        for (it, bar), evs in expected.items():
-            got_evs = loads.get((it, bar), [])
-            sizes = [self.tma_bytes.get(id(e)) for e in got_evs]
-            if got_evs and (any(s is None for s in sizes) or any(e.value is None for e in evs)):
-                announced = sum((e.value or 0) * e.mult for e in evs) if all(e.value is not None for e in evs) \
-                    else None
-                read = self.bytes_read(it, bar, got_evs) if announced is not None else None
-                if read is not None and announced is not None and read > announced:
-                    issues.append(ProtocolIssue(I.TX_BYTES, evs[0], {"barrier": bar, "announced": announced,
-                                                                     "read": read},
-                                                tuple((e, "load") for e in got_evs[:5])))
-                    continue
-                if bar not in seen_unknown:
-                    seen_unknown.add(bar)
-                    issues.append(ProtocolIssue(I.TX_BYTES, evs[0], {
-                        "barrier": bar, "unknown": True, "announced": announced, "read": read},
-                        tuple((e, "load") for e, s in zip(got_evs, sizes) if s is None)[:3]))
-                continue
-            if not got_evs:
-                continue
-            want = sum((e.value or 0) * e.mult for e in evs)
-            got = sum((s or 0) * e.mult for s, e in zip(sizes, got_evs))
-            if got != want:
-                issues.append(ProtocolIssue(
-                    I.TX_BYTES, evs[0], {"barrier": bar, "announced": want, "loaded": got},
-                    tuple((e, f"load:{s}") for s, e in zip(sizes, got_evs))[:5]))
-        return issues
+        return expected, loads
+
+    def _unannounced(self, expected: dict[tuple, list[Event]],
+                     loads: dict[tuple, list[Event]]) -> list[ProtocolIssue]:
+        """TMA loads signalling a barrier nobody announces bytes on: each load's complete_tx
+        drives the phase's transaction count negative, and the phase can complete before the
+        data lands (or the count underflows)."""
+        return [ProtocolIssue(I.TX_BYTES, got_evs[0], {"barrier": bar, "missing": True},
+                              tuple((e, "load") for e in got_evs[:3]))
+                for (it, bar), got_evs in loads.items()
+                if (it, bar) not in expected and not self._expects_somewhere(bar)]
+
+    def _tx_unknown(self, it: tuple, bar: Barrier, evs: list[Event], got_evs: list[Event],
+                    sizes: list[int | None], seen_unknown: set) -> ProtocolIssue | None:
+        """A phase whose announced or loaded bytes are not all known: a defect where the bytes
+        read (`bytes_read`) exceed the announcement, else one unknown note per barrier."""
+        announced = sum((e.value or 0) * e.mult for e in evs) if all(e.value is not None for e in evs) \
+            else None
+        read = self.bytes_read(it, bar, got_evs) if announced is not None else None
+        if read is not None and announced is not None and read > announced:
+            return ProtocolIssue(I.TX_BYTES, evs[0], {"barrier": bar, "announced": announced, "read": read},
+                                 tuple((e, "load") for e in got_evs[:5]))
+        if bar in seen_unknown:
+            return None
+        seen_unknown.add(bar)
+        return ProtocolIssue(I.TX_BYTES, evs[0], {
+            "barrier": bar, "unknown": True, "announced": announced, "read": read},
+            tuple((e, "load") for e, s in zip(got_evs, sizes) if s is None)[:3])
 
     def bytes_read(self, it: tuple, bar: Barrier, loads: list[Event]) -> int | None:
         """A lower bound on the bytes the TMA loads of one phase write, where their boxes are not
@@ -370,6 +380,17 @@ def _first_per_node(events):
         if id(e.node) not in seen:
             seen.add(id(e.node))
             yield e
+
+
+def _tx_mismatch(bar: Barrier, evs: list[Event], got_evs: list[Event],
+                 sizes: list[int | None]) -> ProtocolIssue | None:
+    """A phase whose known announced bytes differ from the known bytes its loads write."""
+    want = sum((e.value or 0) * e.mult for e in evs)
+    got = sum((s or 0) * e.mult for s, e in zip(sizes, got_evs))
+    if got == want:
+        return None
+    return ProtocolIssue(I.TX_BYTES, evs[0], {"barrier": bar, "announced": want, "loaded": got},
+                         tuple((e, f"load:{s}") for s, e in zip(sizes, got_evs))[:5])
 
 
 def _undecided(counts: set[int], evs: list[Event], arrivers: set[int], init: Event, total: int) -> bool:
