@@ -782,44 +782,68 @@ class _RoleWalker:
         """An access to shared memory; `lanes`: each thread accesses its own address (a plain load
         or store, a cp.async), so per-thread footprints can be computed (not for warp-collective
         instructions such as ldmatrix, whose data other lanes receive)."""
-        if kind == K.GLOBAL:      # one block: its index is the same for every thread (any value will do)
+        is_global = kind == K.GLOBAL
+        buffer: str | None = ref.buffer
+        space: str | None = None
+        if is_global:      # one block: its index is the same for every thread (any value will do)
             env = {**env, "blockIdx.x": 0, "blockIdx.y": 0, "blockIdx.z": 0}
+            buffer, space = None, ref.buffer[len("global:"):]
         offset, site = self.offset(ref.index, ref.elem_bytes, env, node)
         width = width or ref.width or ref.elem_bytes
-        extent = None if possible or kind not in (K.SMEM, K.CP_ASYNC, K.GLOBAL) else \
-            self.extent(ref.index, ref.elem_bytes, width, env)   # TMA boxes: unknown
+        extent = None if possible else self._kind_extent(ref, kind, width, env)
         recipe = None
-        per_thread = (lanes or kind == K.CP_ASYNC) and not possible and ref.index is not None
-        collective = kind == K.SMEM and not per_thread and not possible and ref.index is not None
-        block = (("blockIdx.x", 0), ("blockIdx.y", 0), ("blockIdx.z", 0)) if kind == K.GLOBAL else ()
+        indexed = not possible and ref.index is not None
+        per_thread = (lanes or kind == K.CP_ASYNC) and indexed
+        collective = kind == K.SMEM and not per_thread and indexed
         unknown = per_thread and extent is None
-        if (per_thread or collective) and extent is not None and ref.index is not None:
-            guards = tuple(self.guards)
-            names = sorted(set(_names_of(ref.index)).union(*(_names_of(g) for g, _ in guards)))
-            # a warp-collective instruction is the whole warp's, whatever role split the warp: its
-            # rows are named by the addressing lanes of every warp the role's threads are in
-            addressing = _whole_warps(self.mask) & _address_lanes(node) if collective else self.mask
-            recipe = LaneRecipe(ref.index, ref.elem_bytes, width,
-                                tuple((n, env[n]) for n in names if n in env and n not in self.ranges
-                                      and n != "threadIdx.x") + block,
-                                tuple((n, self.ranges[n]) for n in names if n in self.ranges
-                                      and n != "threadIdx.x"),
-                                addressing, guards, collective)
-            if collective and addressing != _whole_warps(self.mask):
-                # ldmatrix/stmatrix .x1/.x2: only lanes 0-7 / 0-15 give row addresses; the others'
-                # address operands touch nothing, so the rows are those lanes' (exact where they
-                # can be enumerated; else the interval over every lane, which holds them)
-                extent = _rows_extent(recipe, self.b.eval) or extent
-        is_global = kind == K.GLOBAL
-        # what the note of an undecided pair names: the index part with no value, or the condition
-        # on data (the plugin names the memory read in it)
-        why = _culprit(ref.index, env, self.ranges) if unknown and ref.index is not None else (
-            self.uncertain_conds[-1] if self.uncertain_conds else None)
-        self.events.append(Event(kind, node, self.index, mult, it, access, None if is_global else ref.buffer,
+        if (per_thread or collective) and extent is not None:
+            recipe = self._lane_recipe(ref, width, env, node, collective, is_global)
+            if collective:
+                extent = self._rows(recipe, extent)
+        self.events.append(Event(kind, node, self.index, mult, it, access, buffer,
                                  offset, site, guarded=guarded, possible=possible, extent=extent,
                                  lanes=recipe, threads=self.mask, unknown_footprint=unknown,
                                  uncertain=self.uncertain > 0, once=tuple(self.once_stack),
-                                 space=ref.buffer[len("global:"):] if is_global else None, why=why, **extra))
+                                 space=space, why=self._why(ref.index, unknown, env), **extra))
+
+    def _kind_extent(self, ref: SmemRef, kind: EventKind, width: int, env: dict) -> tuple[int, int] | None:
+        """The bytes a definite access of this kind touches (`extent`); TMA boxes: unknown."""
+        if kind not in (K.SMEM, K.CP_ASYNC, K.GLOBAL):
+            return None
+        return self.extent(ref.index, ref.elem_bytes, width, env)
+
+    def _rows(self, recipe: LaneRecipe, extent: tuple[int, int]) -> tuple[int, int]:
+        """A warp-collective access's extent: ldmatrix/stmatrix .x1/.x2: only lanes 0-7 / 0-15 give
+        row addresses; the others' address operands touch nothing, so the rows are those lanes'
+        (exact where they can be enumerated; else the interval over every lane, which holds them)."""
+        if recipe.threads != _whole_warps(self.mask):
+            return _rows_extent(recipe, self.b.eval) or extent
+        return extent
+
+    def _lane_recipe(self, ref: SmemRef, width: int, env: dict, node: A.Node, collective: bool,
+                     is_global: bool) -> LaneRecipe:
+        """How each thread's bytes of an indexed access are computed (`emit_access`)."""
+        index = ref.index
+        assert index is not None
+        guards = tuple(self.guards)
+        names = sorted(set(_names_of(index)).union(*(_names_of(g) for g, _ in guards)))
+        block = (("blockIdx.x", 0), ("blockIdx.y", 0), ("blockIdx.z", 0)) if is_global else ()
+        # a warp-collective instruction is the whole warp's, whatever role split the warp: its
+        # rows are named by the addressing lanes of every warp the role's threads are in
+        addressing = _whole_warps(self.mask) & _address_lanes(node) if collective else self.mask
+        return LaneRecipe(index, ref.elem_bytes, width,
+                          tuple((n, env[n]) for n in names if n in env and n not in self.ranges
+                                and n != "threadIdx.x") + block,
+                          tuple((n, self.ranges[n]) for n in names if n in self.ranges
+                                and n != "threadIdx.x"),
+                          addressing, guards, collective)
+
+    def _why(self, index: A.Expr | None, unknown: bool, env: dict) -> A.Node | None:
+        """What the note of an undecided pair names: the index part with no value, or the
+        condition on data (the plugin names the memory read in it)."""
+        if unknown and index is not None:
+            return _culprit(index, env, self.ranges)
+        return self.uncertain_conds[-1] if self.uncertain_conds else None
 
     def extent(self, index: A.Expr | None, elem: int, width: int, env: dict) -> tuple[int, int] | None:
         """Bytes [lo, hi) the access touches over all threads of the role and once-walked loops."""
