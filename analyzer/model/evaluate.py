@@ -179,54 +179,70 @@ def _py(expr: A.Expr, default: int | None, opaque: dict | None = None) -> str:
 
 def _py_node(expr: A.Expr, default: int | None, opaque: dict | None) -> str:
     if isinstance(expr, A.Number):
-        value = expr.value
-        if isinstance(value, float):
-            if not value.is_integer():
-                raise ValueError("float")
-            value = int(value)
-        return repr(value)
+        return _py_number(expr.value)
     if isinstance(expr, A.Name):
         if expr.scope:
             raise ValueError("scoped")
-        return f"env[{expr.ident!r}]" if default is None else f"env.get({expr.ident!r}, {default})"
+        return _py_env(repr(expr.ident), default)
     name = builtin_name(expr) if isinstance(expr, (A.Cast, A.Member)) else None
     if name is not None:
-        return f"env[{name!r}]" if default is None else f"env.get({name!r}, {default})"
+        return _py_env(repr(name), default)
     if isinstance(expr, A.Cast):
         return _py(expr.operand, default, opaque)
-    if isinstance(expr, A.Call):
-        found = _thread_call_py(expr, default, opaque)
-        if found is not None:
-            return found
+    found = _thread_call_py(expr, default, opaque) if isinstance(expr, A.Call) else None
+    if found is not None:
+        return found
     if isinstance(expr, A.Binary):
-        a, b = _py(expr.left, default, opaque), _py(expr.right, default, opaque)
-        op = expr.op
-        if op in _PY_OPS:
-            return f"({a} {op} {b})"
-        if op == "<<":
-            return f"_shl({a}, {b})"
-        if op == ">>":
-            return f"_shr({a}, {b})"
-        if op == "/":
-            return f"_div({a}, {b})"
-        if op == "%":
-            return f"_mod({a}, {b})"
-        if op in _CMP:
-            return f"int({a} {op} {b})"
-        if op == "&&":
-            return f"int(bool({a}) and bool({b}))"
-        if op == "||":
-            return f"int(bool({a}) or bool({b}))"
-    if isinstance(expr, A.Unary) and not expr.postfix and expr.op in ("-", "+", "~", "!"):
-        inner = _py(expr.operand, default, opaque)
-        return f"int(not {inner})" if expr.op == "!" else f"({expr.op}{inner})"
+        return _py_binary(expr, default, opaque)
+    if isinstance(expr, A.Unary):
+        return _py_unary(expr, default, opaque)
     if isinstance(expr, A.Ternary):
         then, cond = _py(expr.then, default, opaque), _py(expr.cond, default, opaque)
         return f"({then} if {cond} else {_py(expr.other, default, opaque)})"
-    if isinstance(expr, A.Index) and isinstance(expr.base, A.Name) and not expr.base.scope:
-        key = f"{expr.base.ident!r} + '[' + str({_py(expr.index, default, opaque)}) + ']'"
-        return f"env[{key}]" if default is None else f"env.get({key}, {default})"
+    if isinstance(expr, A.Index):
+        return _py_index(expr, default, opaque)
     raise ValueError(type(expr).__name__)
+
+
+def _py_number(value: int | float) -> str:
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError("float")
+        value = int(value)
+    return repr(value)
+
+
+def _py_env(key: str, default: int | None) -> str:
+    """The source that reads `key` (Python source of a string) from `env`."""
+    return f"env[{key}]" if default is None else f"env.get({key}, {default})"
+
+
+# the source of each binary operator, its operands in `{}`
+_PY_BINARY = {**{op: f"({{}} {op} {{}})" for op in _PY_OPS},
+              "<<": "_shl({}, {})", ">>": "_shr({}, {})", "/": "_div({}, {})", "%": "_mod({}, {})",
+              **{op: f"int({{}} {op} {{}})" for op in _CMP},
+              "&&": "int(bool({}) and bool({}))", "||": "int(bool({}) or bool({}))"}
+
+
+def _py_binary(expr: A.Binary, default: int | None, opaque: dict | None) -> str:
+    a, b = _py(expr.left, default, opaque), _py(expr.right, default, opaque)
+    form = _PY_BINARY.get(expr.op)
+    if form is None:
+        raise ValueError(type(expr).__name__)
+    return form.format(a, b)
+
+
+def _py_unary(expr: A.Unary, default: int | None, opaque: dict | None) -> str:
+    if expr.postfix or expr.op not in ("-", "+", "~", "!"):
+        raise ValueError(type(expr).__name__)
+    inner = _py(expr.operand, default, opaque)
+    return f"int(not {inner})" if expr.op == "!" else f"({expr.op}{inner})"
+
+
+def _py_index(expr: A.Index, default: int | None, opaque: dict | None) -> str:
+    if not isinstance(expr.base, A.Name) or expr.base.scope:
+        raise ValueError(type(expr).__name__)
+    return _py_env(f"{expr.base.ident!r} + '[' + str({_py(expr.index, default, opaque)}) + ']'", default)
 
 
 def _shift(a: int, b: int, left: bool) -> int:
