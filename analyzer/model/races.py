@@ -98,10 +98,12 @@ class RaceRecorder(AccessRecorder):
         writes = self.writes.setdefault(key, [])
         # two reads never conflict: a read is compared with the earlier writes only (in the same
         # order as among all accesses, so the same pair is found first)
+        # (so one of the two is a write: `writes` holds only writes)
+        atomic = ev.access == "atomic"
         for old in records if write else writes:
             if old.role == r or old.end <= start or end <= old.start or vc[old.role] >= old.epoch:
                 continue
-            if not (write or old.write) or (ev.access == "atomic" and old.event.access == "atomic"):
+            if atomic and old.event.access == "atomic":
                 continue
             self.conflict(old, r, ev, write)
         access = _Access(ev, r, vc[r], write, start, end, tuple(self.partials.get(r, ())))
@@ -114,6 +116,30 @@ class RaceRecorder(AccessRecorder):
 
     def conflict(self, old: _Access, r: int, ev: Event, write: bool) -> None:
         kind = H.WAW_PLAIN if write and old.write else (H.RAW_PLAIN if old.write else H.WAR_PLAIN)
+        certain = self._certainty(old, r, ev, kind)
+        if certain is False:
+            return
+        first, second = old.event, ev
+        reader_partials, writer_role = tuple(self.partials.get(r, ())), old.role
+        if kind != H.RAW_PLAIN and _position(ev) < _position(old.event):
+            # two unordered stores: named in the program's order.  A load first: nothing orders
+            # the two roles either way, so which one the interleaving ran first says nothing:
+            # name the race in the program's order (the store, then the load).
+            if kind == H.WAR_PLAIN:
+                kind = H.RAW_PLAIN
+            first, second = ev, old.event
+            reader_partials, writer_role = old.partial, r
+        # a named barrier the reader passed before its load, which the writer's threads skip
+        scope = _skipped_barrier(reader_partials, writer_role) if kind == H.RAW_PLAIN else None
+        h = Hazard(kind, first, second, second.buffer or first.buffer or "", self.model.slot(second),
+                   certain=certain is True, scope=scope)
+        prev = self.hazards.get(h.key)
+        if prev is None or (h.certain and not prev.certain):
+            self.hazards[h.key] = h
+
+    def _certainty(self, old: _Access, r: int, ev: Event, kind: H) -> bool | None:
+        """Whether two unordered accesses of different roles race: True certainly, None maybe,
+        False not (no common byte, equal stored values, or one warp group's retired wgmma)."""
         certain: bool | None
         if old.event.kind == K.MBAR_INIT or ev.kind == K.MBAR_INIT:
             certain = True         # one barrier word: the same bytes whoever touches it
@@ -122,32 +148,14 @@ class RaceRecorder(AccessRecorder):
         else:
             certain = self.overlap(old.event, ev)
         if certain is False:
-            return
+            return False
         if old.event.retired or ev.retired:
             ra, rb = self.model.roles[old.role], self.model.roles[r]
             if shares_warpgroup((ra.lo, ra.hi), (rb.lo, rb.hi)):
-                return      # one warp group: the other role's own wait completed the wgmma's reads
+                return False      # one warp group: the other role's own wait completed the wgmma's reads
         if kind == H.WAW_PLAIN and (old.event.uncertain or ev.uncertain):
-            certain = None
-        first, second = old.event, ev
-        reader_partials, writer_role = tuple(self.partials.get(r, ())), old.role
-        if kind == H.WAW_PLAIN and _position(ev) < _position(old.event):
-            first, second = ev, old.event       # two unordered stores: named in the program's order
-            reader_partials, writer_role = old.partial, r
-        elif kind == H.WAR_PLAIN and _position(ev) < _position(old.event):
-            # Nothing orders the two roles either way, so which one the interleaving ran first
-            # says nothing: name the race in the program's order (the store, then the load).
-            kind, first, second = H.RAW_PLAIN, ev, old.event
-            reader_partials, writer_role = old.partial, r
-        scope = None
-        if kind == H.RAW_PLAIN:
-            # a named barrier the reader passed before its load, which the writer's threads skip
-            scope = next((bar for bar, roles in reversed(reader_partials) if writer_role not in roles), None)
-        h = Hazard(kind, first, second, second.buffer or first.buffer or "", self.model.slot(second),
-                   certain=certain is True, scope=scope)
-        prev = self.hazards.get(h.key)
-        if prev is None or (h.certain and not prev.certain):
-            self.hazards[h.key] = h
+            return None
+        return certain
 
     def overlap(self, a: Event, b: Event) -> bool | None:
         """Whether the two accesses (of different roles, so of different threads) share a byte."""
@@ -183,6 +191,11 @@ class RaceRecorder(AccessRecorder):
         vcs = self.sim.vc
         keep = [a for a in records if any(vcs[q][a.role] < a.epoch for q in range(len(vcs)) if q != a.role)]
         records[:] = keep[-MAX_RECORDS:]
+
+
+def _skipped_barrier(reader_partials: tuple, writer_role: int) -> Event | None:
+    """The last named barrier the reader passed whose participants leave out the writer's role."""
+    return next((bar for bar, roles in reversed(reader_partials) if writer_role not in roles), None)
 
 
 def _position(ev: Event) -> tuple[int, int]:
