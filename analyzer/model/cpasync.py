@@ -374,25 +374,35 @@ class _Sim:
         w = _Write(ev, is_async, complete=not is_async, visible=visible)
         versioned = ev.buffer in self.model.stages
         for r in self.ranges(ev, create=True):
-            for reader, fenced, warp in r.readers:
-                if reader.retired and retired_before(reader.threads, ev.threads):
-                    continue     # the writer's own warpgroup_wait completed the wgmma's reads
-                if not fenced and reader.node is not ev.node \
-                    and not (reader.access == "atomic" and ev.access == "atomic"):
-                    self.hazard(H.WAR_UNSYNCED if is_async else H.WAR_PLAIN, reader, ev, warp=warp)
-            old = r.write
-            if self.plain and old is not None and not old.visible and not old.is_async \
-                    and old.event.node is not ev.node and old.event.kind == K.SMEM \
-                    and not (old.event.access == "atomic" and ev.access == "atomic"):
-                self.hazard(H.WAW_PLAIN, old.event, ev, warp=old.warp)
-            if is_async and versioned and old and old.is_async and not r.consumed \
-                    and old.event.node is not ev.node and ev.buffer in self.own_reads:
-                self.hazard(H.OVERWRITE_UNCONSUMED, old.event, ev)
+            if r.readers:
+                self._war(r.readers, ev, is_async)
+            if r.write is not None:
+                self._overwrite(r, r.write, ev, is_async, versioned)
             r.write, r.readers, r.consumed = w, [], not is_async
         if is_async:
             self.pending.append(w)
         if not w.visible:
             self.writes.append(w)
+
+    def _war(self, readers: list, ev: Event, is_async: bool) -> None:
+        """A write over bytes read since: a race with every reader no barrier fenced."""
+        for reader, fenced, warp in readers:
+            if reader.retired and retired_before(reader.threads, ev.threads):
+                continue     # the writer's own warpgroup_wait completed the wgmma's reads
+            if not fenced and reader.node is not ev.node \
+                and not (reader.access == "atomic" and ev.access == "atomic"):
+                self.hazard(H.WAR_UNSYNCED if is_async else H.WAR_PLAIN, reader, ev, warp=warp)
+
+    def _overwrite(self, r: _Range, old: _Write, ev: Event, is_async: bool, versioned: bool) -> None:
+        """A write over an earlier write: two plain stores no barrier orders, or a copy into a
+        stage slot whose last copy nobody has read yet."""
+        if self.plain and not old.visible and not old.is_async \
+                and old.event.node is not ev.node and old.event.kind == K.SMEM \
+                and not (old.event.access == "atomic" and ev.access == "atomic"):
+            self.hazard(H.WAW_PLAIN, old.event, ev, warp=old.warp)
+        if is_async and versioned and old.is_async and not r.consumed \
+                and old.event.node is not ev.node and ev.buffer in self.own_reads:
+            self.hazard(H.OVERWRITE_UNCONSUMED, old.event, ev)
 
     def read(self, ev: Event) -> None:
         pieces = self.ranges(ev, create=True)
