@@ -587,20 +587,28 @@ class CpAsyncAnalysis:
         when some access is not modelled (`unmodelled`)."""
         if self.unmodelled is not None or self.broken:
             return frozenset(), {}
-        in_loop = {id(ev.node) for ev in self.model.trace.all_events() if ev.kind == K.SYNC and ev.iteration}
         barriers = {id(n) for n in self.sync_nodes if id(n) not in self.barrier_roles}
         waits = {key: best for key, (ev, best) in self.wait_depths.items()
                  if best is None or (ev.value is not None and best > ev.value)}
+        self._withdraw(barriers, waits, self._claim_order(barriers, waits))
+        return frozenset(barriers), waits
+
+    def _claim_order(self, barriers: set[int], waits: dict[int, int | None]) -> list[tuple[str, int]]:
+        """The claims, least valuable last (so they are popped first): barriers in the pipelined
+        loop, then waits, then barriers outside it, each by line."""
+        in_loop = {id(ev.node) for ev in self.model.trace.all_events() if ev.kind == K.SYNC and ev.iteration}
         lines = {id(n): n.span.line for n in self.sync_nodes}
         lines.update({k: ev.node.span.line for k, (ev, _) in self.wait_depths.items()})
 
         def line(key: int) -> int:
             return lines.get(key, 0)
 
-        # least valuable last in this list, so they are popped first
-        order = ([("barrier", k) for k in sorted(barriers & in_loop, key=line)]
-                 + [("wait", k) for k in sorted(waits, key=line)]
-                 + [("barrier", k) for k in sorted(barriers - in_loop, key=line)])
+        return ([("barrier", k) for k in sorted(barriers & in_loop, key=line)]
+                + [("wait", k) for k in sorted(waits, key=line)]
+                + [("barrier", k) for k in sorted(barriers - in_loop, key=line)])
+
+    def _withdraw(self, barriers: set[int], waits: dict[int, int | None], order: list[tuple[str, int]]) -> None:
+        """Withdraws claims from the end of `order` (in place) until the rest are safe together."""
         base = {k for found in self.plain_base for k in found}
         while True:
             trial = {k: (WAIT_REMOVED if b is None else b) for k, b in waits.items()}
@@ -610,7 +618,6 @@ class CpAsyncAnalysis:
                 break
             what, key = order.pop()
             (barriers.discard if what == "barrier" else waits.pop)(key)
-        return frozenset(barriers), waits
 
     def redundant_barriers(self) -> list[A.Node]:
         barriers, _ = self.claims
