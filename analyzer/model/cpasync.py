@@ -238,24 +238,37 @@ class _Sim:
         if ev.access == "read":
             self.read(ev)
             if self.plain and ev.once:
-                for loop in ev.once:
-                    for earlier in self.once_writes.get(loop, ()):
-                        if earlier.node is not ev.node and earlier.buffer == ev.buffer:
-                            self.hazard(H.WAR_PLAIN, ev, earlier)
+                self._loop_carried(ev)
         elif self.plain or ev.access == "async":
-            if self.plain and ev.once and ev.access == "write":
-                for loop in ev.once:
-                    self.once_writes.setdefault(loop, []).append(ev)
-            self.write(ev, is_async=False)
-            if self.plain and ev.access != "atomic" and ev.lanes is not None and not ev.lanes.collective:
-                self.replicated_store(ev)
+            self._store(ev)
         else:
-            for r in self.ranges(ev, create=False):
-                w = r.write
-                if w and w.is_async and not w.complete:
-                    self.hazard(H.DRAIN, w.event, ev, group=w.group)
+            self._drain(ev)
 
     on_tma_store = on_smem
+
+    def _loop_carried(self, ev: Event) -> None:
+        """A read in loops walked once: a later iteration's store by another thread (recorded
+        in `once_writes`) may overwrite what it read."""
+        for loop in ev.once:
+            for earlier in self.once_writes.get(loop, ()):
+                if earlier.node is not ev.node and earlier.buffer == ev.buffer:
+                    self.hazard(H.WAR_PLAIN, ev, earlier)
+
+    def _store(self, ev: Event) -> None:
+        """A plain store (or, in the cp.async simulation, an async one) to shared memory."""
+        if self.plain and ev.once and ev.access == "write":
+            for loop in ev.once:
+                self.once_writes.setdefault(loop, []).append(ev)
+        self.write(ev, is_async=False)
+        if self.plain and ev.access != "atomic" and ev.lanes is not None and not ev.lanes.collective:
+            self.replicated_store(ev)
+
+    def _drain(self, ev: Event) -> None:
+        """A plain store or atomic, in the cp.async simulation, over a copy still in flight."""
+        for r in self.ranges(ev, create=False):
+            w = r.write
+            if w and w.is_async and not w.complete:
+                self.hazard(H.DRAIN, w.event, ev, group=w.group)
 
     def on_commit(self, ev: Event) -> None:
         # Every commit opens a group, an empty one too: a thread that issued no
