@@ -301,15 +301,19 @@ class _Sim:
         split = [b for b, slots in by_buffer.items() if len(slots) > 1]
         if not split and len({loop_groups.get(b) for b in by_buffer if b in loop_groups}) < 2:
             return None
+        return self._first_part_end(copies, split, loop_groups)
+
+    def _first_part_end(self, copies: list[Event], split: list[str | None],
+                        loop_groups: dict[str | None, int]) -> tuple[Event, Event | None]:
+        """The last copy of the part issued first, and the first copy of the next part (None:
+        none): parts are stage slots of the `split` buffers, else the loop's groups."""
         ordered = sorted(copies, key=lambda e: self.order.get(id(e), 0))
         first = next((e for e in ordered if e.buffer in split), ordered[0]) if split else ordered[0]
-
-        def same_part(e: Event) -> bool:
-            if split:
-                return e.buffer != first.buffer or self.model.slot(e) == self.model.slot(first)
-            return loop_groups.get(e.buffer) == loop_groups.get(first.buffer)
-
-        nxt = next((e for e in ordered if not same_part(e)), None)
+        if split:
+            nxt = next((e for e in ordered
+                        if e.buffer == first.buffer and self.model.slot(e) != self.model.slot(first)), None)
+        else:
+            nxt = next((e for e in ordered if loop_groups.get(e.buffer) != loop_groups.get(first.buffer)), None)
         before = [e for e in ordered if nxt is None or self.order.get(id(e), 0) < self.order.get(id(nxt), 0)]
         return before[-1], nxt
 
@@ -427,28 +431,33 @@ class _Sim:
             elif vague and w is not None and w.is_async and w.group is not None and not w.complete:
                 pass    # which of the buffer's copies it reads is unknown: not an error
             elif w is not None and w.is_async:
-                if w.group is None:
-                    self.hazard(H.RAW_UNCOMMITTED, w.event, ev)
-                elif not w.complete and w.group in self.merged:
-                    last, nxt = self.merged[w.group]
-                    self.hazard(H.GROUP_MERGED, last, ev, group=w.group, wait=self.last_wait,
-                                commit=self.commits.get(w.group), boundary=nxt)
-                elif not w.complete and w.skipped_by is not None:
-                    # the wait that should complete it ran before any commit closed its group
-                    self.hazard(H.WAIT_UNCOMMITTED, w.event, ev, group=w.group, wait=w.skipped_by,
-                                commit=self.commits.get(w.group))
-                elif not w.complete:
-                    self.hazard(H.RAW_INCOMPLETE, w.event, ev, group=w.group,
-                                groups_in_flight=self.group - self.complete_upto, wait=self.last_wait,
-                                commit=self.commits.get(w.group))
-                elif not w.visible:
-                    self.hazard(H.RAW_UNSYNCED, w.event, ev, wait=self.last_wait, warp=w.warp)
+                self._read_copy(w, ev)
             elif w is not None and not w.visible and self.plain:
                 self.hazard(H.RAW_PLAIN, w.event, ev, warp=w.warp)
             r.consumed = True
             reader: list = [ev, False, None]
             r.readers.append(reader)
             self.unfenced.append(reader)
+
+    def _read_copy(self, w: _Write, ev: Event) -> None:
+        """A read of bytes a cp.async wrote: uncommitted, in a merged group, waited for before
+        its commit, still in flight, or complete but not yet made visible by a barrier."""
+        if w.group is None:
+            self.hazard(H.RAW_UNCOMMITTED, w.event, ev)
+        elif not w.complete and w.group in self.merged:
+            last, nxt = self.merged[w.group]
+            self.hazard(H.GROUP_MERGED, last, ev, group=w.group, wait=self.last_wait,
+                        commit=self.commits.get(w.group), boundary=nxt)
+        elif not w.complete and w.skipped_by is not None:
+            # the wait that should complete it ran before any commit closed its group
+            self.hazard(H.WAIT_UNCOMMITTED, w.event, ev, group=w.group, wait=w.skipped_by,
+                        commit=self.commits.get(w.group))
+        elif not w.complete:
+            self.hazard(H.RAW_INCOMPLETE, w.event, ev, group=w.group,
+                        groups_in_flight=self.group - self.complete_upto, wait=self.last_wait,
+                        commit=self.commits.get(w.group))
+        elif not w.visible:
+            self.hazard(H.RAW_UNSYNCED, w.event, ev, wait=self.last_wait, warp=w.warp)
 
     def _vague(self, ev: Event, pieces: list[_Range]) -> bool:
         """A read of unknown footprint (an MMA through a descriptor) over an unversioned
