@@ -47,6 +47,7 @@ _UNIFORM = {"blockIdx.x": "bix", "blockIdx.y": "biy", "blockIdx.z": "biz", "bloc
             "blockDim.y": "bdy", "blockDim.z": "bdz", "gridDim.x": "gdx", "gridDim.y": "gdy", "gridDim.z": "gdz"}
 _LOCK = threading.Lock()          # one isl context for the process; the editor's server has threads
 MAX_OPERATIONS = 20000            # isl's work per question (about 0.2 s) before it goes to the bit-vector solver
+MAX_DIVISIONS = 10                # divisions and selects one access may bring; more (bit-level layouts) go to z3 at once
 
 
 @functools.cache
@@ -424,6 +425,11 @@ def _build(recipe: LaneRecipe, shift: int, opaque: Mapping[object, int], value: 
         except Untranslatable:
             del query.cons[mark:]               # nothing of a guard that did not translate
             dropped = True
+    divisions = sum(1 for d in query.dims if d[0] in "qsmb" and d[1:].isdigit())   # divisions, selects
+    if divisions > MAX_DIVISIONS:
+        # a layout computed bit by bit (`((tx & 31) >> 4) + (i & 1)) & 1` ...): each bit is a
+        # division for isl, whose emptiness then costs its whole budget; bit-vectors take it
+        raise Untranslatable(f"{divisions} integer divisions: bit-vectors")
     domain = [side.t, *side.loops.values()]
     if value is not None:
         v = query.fresh("value")

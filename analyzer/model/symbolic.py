@@ -67,6 +67,10 @@ class Untranslatable(Exception):
     """An expression with no bit-vector meaning here (a memory read, an unknown call, a float)."""
 
 
+class _Concrete(Exception):
+    """A term that needs the outer loops' values as constants (a local array's slot)."""
+
+
 @functools.cache
 def _z3() -> Any:
     import z3
@@ -95,7 +99,8 @@ class Witness:
 class _Side:
     """One access's terms: its thread, its loop variables (fresh per side) and its constants."""
 
-    def __init__(self, recipe: LaneRecipe, tag: str, opaque: Mapping[object, int]) -> None:
+    def __init__(self, recipe: LaneRecipe, tag: str, opaque: Mapping[object, int],
+                 symbolic_points: bool = False) -> None:
         z3 = _z3()
         self.recipe = recipe
         self.tag = tag
@@ -103,6 +108,10 @@ class _Side:
         self.t = z3.BitVec(f"t{tag}", BITS)
         self.loops = {name: z3.BitVec(f"{name}#{tag}", BITS) for name, _ in recipe.ranges}
         self.fixed = dict(recipe.points)
+        # the outer loops' values as symbols, fixed per question (`_side`): one translation serves
+        # every iteration of a statement; a local array's slot (`x[3]`) stays a constant
+        self.points = {name: z3.BitVec(f"{name}@{tag}", BITS) for name in self.fixed
+                       if symbolic_points and name.isidentifier()} if symbolic_points else {}
 
     def constraints(self) -> list[Any]:
         z3 = _z3()
@@ -153,6 +162,8 @@ class _Translator:
             return z3.If(self.term(expr.cond) != 0, self.term(expr.then), self.term(expr.other))
         if isinstance(expr, A.Index) and isinstance(expr.base, A.Name) and not expr.base.scope:
             index = z3.simplify(self.term(expr.index))
+            if not z3.is_bv_value(index) and self.side.points:
+                raise _Concrete()              # a slot chosen by an outer loop: translate per iteration
             if z3.is_bv_value(index):
                 key = f"{expr.base.ident}[{index.as_signed_long()}]"
                 if key in self.side.fixed:
@@ -166,6 +177,8 @@ class _Translator:
             return side.t
         if name in side.loops:
             return side.loops[name]
+        if name in side.points:
+            return side.points[name]
         if name in side.fixed:
             return z3.BitVecVal(side.fixed[name], BITS)
         if name in _UNIFORM:
@@ -311,25 +324,64 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[o
             return None, None
 
 
+_SIDES: dict[tuple, tuple[_Side, Any, list[Any]] | Untranslatable] = {}
+_KEEP: list[object] = []          # keeps the nodes behind cached ids alive
+
+
+def _side(recipe: LaneRecipe, tag: str, opaque: Mapping[object, int]) -> tuple[_Side, Any, list[Any]]:
+    """One access's terms: its side, the first byte it touches and its constraints (threads,
+    walked ranges, guards, the outer loops' values), translated once per statement and side (a
+    statement meets many others, at every iteration: the values are constraints, not terms)."""
+    base = (id(recipe.index), recipe.elem, recipe.width, recipe.ranges, recipe.threads,
+            tuple((id(g), p) for g, p in recipe.guards), tag, tuple(sorted(opaque.items(), key=repr)))
+    slots = tuple(p for p in recipe.points if not p[0].isidentifier())
+    found = _SIDES.get((base, slots)) or _SIDES.get((base, recipe.points))
+    if found is None:
+        try:
+            try:
+                found = _translate(recipe, tag, opaque, True)
+                key = (base, slots)
+            except _Concrete:
+                found = _translate(recipe, tag, opaque, False)
+                key = (base, recipe.points)
+        except Untranslatable as exc:
+            found, key = exc, (base, slots)
+        if len(_SIDES) > 8192:
+            _SIDES.clear()
+            _KEEP.clear()
+        _SIDES[key] = found
+        _KEEP.append((recipe.index, recipe.guards))
+    if isinstance(found, Untranslatable):
+        raise found
+    side, start, fixed = found
+    if side.points:
+        values = dict(recipe.points)
+        fixed = fixed + [v == values[name] for name, v in side.points.items()]
+    return side, start, fixed
+
+
+def _translate(recipe: LaneRecipe, tag: str, opaque: Mapping[object, int],
+               symbolic_points: bool) -> tuple[_Side, Any, list[Any]]:
+    side = _Side(recipe, tag, opaque, symbolic_points)
+    start = side.term(recipe.index) * recipe.elem
+    guards, _ = _guards(side)          # a guard that does not translate is left free
+    fixed = [*side.constraints(), *guards, side.t >= 0, side.t < MAX_BLOCK]
+    fixed += [c for v in side.loops.values() for c in (v > -(1 << 40), v < (1 << 40))]
+    return side, start, fixed
+
+
 def _decide(a: LaneRecipe, b: LaneRecipe, shift: int, opaque: Mapping[object, int],
             values: tuple[A.Expr | None, A.Expr | None] | None,
             warp_mask: int | None = None, any_threads: bool = False) -> tuple[bool | None, Witness | None]:
     z3 = _z3()
-    sa, sb = _Side(a, "a", opaque), _Side(b, "b", opaque)
-    start_a = sa.term(a.index) * a.elem
-    start_b = sb.term(b.index) * b.elem + shift
-    ga, drop_a = _guards(sa)
-    gb, drop_b = _guards(sb)
+    sa, start_a, fixed_a = _side(a, "a", opaque)
+    sb, start_b, fixed_b = _side(b, "b", opaque)
+    start_b = start_b + shift
     solver = z3.Solver()
     solver.set("timeout", TIMEOUT_MS)
     if not any_threads:
         solver.add(sa.t != sb.t)
-    solver.add(*sa.constraints(), *sb.constraints(), *ga, *gb,
-               sa.t >= 0, sa.t < MAX_BLOCK, sb.t >= 0, sb.t < MAX_BLOCK,
-               start_a < start_b + b.width, start_b < start_a + a.width)
-    for side in (sa, sb):                       # the walked ranges bound each loop variable
-        for v in side.loops.values():
-            solver.add(v > -(1 << 40), v < (1 << 40))
+    solver.add(*fixed_a, *fixed_b, start_a < start_b + b.width, start_b < start_a + a.width)
     if warp_mask is not None:
         mask = z3.BitVecVal(warp_mask, BITS)
         lane_a, lane_b = z3.URem(sa.t, 32), z3.URem(sb.t, 32)
