@@ -142,3 +142,18 @@ def test_replicated_stores_are_decided_on_their_values_over_every_collision():
     assert different_values(same, same, (loop, loop), EVAL, frozenset()) is False
     register = _expr("acc")
     assert different_values(same, same, (register, register), EVAL, frozenset({"acc"})) is None
+
+
+def test_a_bit_level_layout_goes_to_the_bit_vector_solver_and_is_still_decided():
+    # a swizzle computed bit by bit (TileLang's layouts of 16-bit tiles): every bit of the thread
+    # index appears once, so the map from thread to word is a permutation of 0..255
+    bits = " + ".join(f"((((int)threadIdx.x) >> {j}) & 1) * {1 << (7 - j)}" for j in range(8))
+    a = _recipe(f"({bits})", span(0, 256))
+    with pytest.raises(Untranslatable, match="divisions: bit-vectors"):
+        presburger.cross_thread(a, a)
+    assert presburger.decide(a, a)[0] is False
+    # dropping the lowest bit: threads 2k and 2k+1 share a word
+    half = _recipe("(" + " + ".join(f"((((int)threadIdx.x) >> {j}) & 1) * {1 << (7 - j)}" for j in range(1, 8)) + ")",
+                   span(0, 256))
+    found, w = presburger.decide(half, half)
+    assert found is True and w is not None and w.threads[0] // 2 == w.threads[1] // 2
