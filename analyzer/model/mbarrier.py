@@ -128,17 +128,27 @@ class MBarrierAnalysis:
             key = (ev.role, ev.iteration, rng)
             groups.setdefault(key, []).append(ev)
         for (_, _, rng), evs in groups.items():
-            buf = self.model.buffers.get(evs[0].buffer or "")
-            if rng is None or buf is None or any(e.offset is None for e in evs):
-                for e in evs:
-                    sizes[id(e)] = None
-                continue
-            versioned = evs[0].buffer in self.model.stages
-            starts = sorted({buf.offset + (e.offset or 0) for e in evs})
+            self._partition(rng, evs, sizes)
+        self._same_call(sizes)
+        return sizes
+
+    def _partition(self, rng: tuple | None, evs: list[Event], sizes: dict[int, int | None]) -> None:
+        """The sizes of loads into one slot (`rng`) of one role and iteration: each covers up to
+        the next load's offset, the last up to the end of the slot of a pipelined buffer."""
+        buf = self.model.buffers.get(evs[0].buffer or "")
+        if rng is None or buf is None or any(e.offset is None for e in evs):
             for e in evs:
-                start = buf.offset + (e.offset or 0)
-                later = [s for s in starts if s > start]
-                sizes[id(e)] = (later[0] - start) if later else (rng[2] - start if versioned else None)
+                sizes[id(e)] = None
+            return
+        versioned = evs[0].buffer in self.model.stages
+        starts = sorted({buf.offset + (e.offset or 0) for e in evs})
+        for e in evs:
+            start = buf.offset + (e.offset or 0)
+            later = [s for s in starts if s > start]
+            sizes[id(e)] = (later[0] - start) if later else (rng[2] - start if versioned else None)
+
+    def _same_call(self, sizes: dict[int, int | None]) -> None:
+        """Unknown sizes taken from the other loads of the same call site, where they agree."""
         by_site: dict[int, set[int | None]] = {}
         for ev in self.model.trace.all_events():
             if ev.kind == K.TMA_LOAD and id(ev) in sizes:
@@ -148,7 +158,6 @@ class MBarrierAnalysis:
                 known = by_site.get(id(ev.node), set()) - {None}
                 if len(known) == 1:
                     sizes[id(ev)] = next(iter(known))
-        return sizes
 
     def _counts(self) -> list[ProtocolIssue]:
         return self._arrival_counts() + self._tx_bytes()
@@ -268,19 +277,42 @@ class MBarrierAnalysis:
         announcement below this bound is a defect whatever the boxes are: fewer bytes announced
         than land (the phase completes early), or reads of bytes no load of the phase writes.
         None when no read qualifies."""
-        model = self.model
+        slots = self._slots(loads)
+        if slots is None:
+            return None
+        once = self._filled_once(slots, bar)
+        if once is None:
+            return None
+        spans = self._read_spans(slots, it, once)
+        return _union_bytes(spans) if spans else None
+
+    def _slots(self, loads: list[Event]) -> dict[tuple, set[str]] | None:
+        """The slots the loads fill (each with its buffers); None when one is unknown or a buffer
+        something else writes too."""
         slots: dict[tuple, set[str]] = {}
         for ld in loads:
-            rng = model.byte_range(ld)
+            rng = self.model.byte_range(ld)
             if rng is None or ld.buffer not in self.tma_targets:
                 return None
             slots.setdefault(rng, set()).add(ld.buffer or "")
-        once = True              # the slots are filled once, before any pipelined loop (a Q tile)
+        return slots
+
+    def _filled_once(self, slots: dict[tuple, set[str]], bar: Barrier) -> bool | None:
+        """Whether the slots are filled once, before any pipelined loop (a Q tile); None when some
+        other barrier's loads fill one of them too."""
+        model = self.model
+        once = True
         for ev in model.trace.all_events():
             if ev.kind == K.TMA_LOAD and model.byte_range(ev) in slots:
                 if ev.barrier != bar:
-                    return None      # a slot some other barrier's loads fill too
+                    return None
                 once = once and not ev.iteration
+        return once
+
+    def _read_spans(self, slots: dict[tuple, set[str]], it: tuple, once: bool) -> dict[tuple, list[tuple[int, int]]]:
+        """Per slot, the byte spans exact reads take of it (of iteration `it`, or any where the
+        slots are filled `once`)."""
+        model = self.model
         spans: dict[tuple, list[tuple[int, int]]] = {}
         for ev in model.trace.all_events():
             if ev.kind != K.SMEM or ev.access != "read" or ev.retired or ev.uncertain or ev.unknown_footprint \
@@ -292,17 +324,7 @@ class MBarrierAnalysis:
                 continue
             for lo, hi in self._exact_bytes(ev):
                 spans.setdefault(rng, []).append((max(buf.offset + lo, rng[1]), min(buf.offset + hi, rng[2])))
-        if not spans:
-            return None
-        total = 0
-        for pieces in spans.values():
-            end = -1
-            for lo, hi in sorted(pieces):
-                lo = max(lo, end)
-                if hi > lo:
-                    total += hi - lo
-                    end = hi
-        return total
+        return spans
 
     def _exact_bytes(self, ev: Event) -> list[tuple[int, int]]:
         """The bytes (into its buffer) a read certainly touches: a wgmma operand's (its descriptors,
@@ -380,6 +402,19 @@ def _first_per_node(events):
         if id(e.node) not in seen:
             seen.add(id(e.node))
             yield e
+
+
+def _union_bytes(spans: dict[tuple, list[tuple[int, int]]]) -> int:
+    """The bytes the spans cover, each slot's overlapping spans counted once."""
+    total = 0
+    for pieces in spans.values():
+        end = -1
+        for lo, hi in sorted(pieces):
+            lo = max(lo, end)
+            if hi > lo:
+                total += hi - lo
+                end = hi
+    return total
 
 
 def _tx_mismatch(bar: Barrier, evs: list[Event], got_evs: list[Event],
