@@ -8,7 +8,8 @@ semantics for concrete loop variables.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..cuda import ast as A
 
@@ -310,23 +311,32 @@ def interval(expr: A.Expr | None, points: Env, ranges: Mapping[str, Interval]) -
             return ranges[name]
         value = points.get(name)
         return (value, value) if value is not None else None
-    if isinstance(expr, A.Cast):
-        return interval(expr.operand, points, ranges)
-    if isinstance(expr, A.Call):
-        return _thread_call_interval(expr, points, ranges)
-    if isinstance(expr, A.Unary) and not expr.postfix and expr.op in ("-", "+"):
-        inner = interval(expr.operand, points, ranges)
-        if inner is None:
-            return None
-        return inner if expr.op == "+" else (-inner[1], -inner[0])
-    if isinstance(expr, A.Ternary):
-        a, b = interval(expr.then, points, ranges), interval(expr.other, points, ranges)
-        return (min(a[0], b[0]), max(a[1], b[1])) if a and b else None
-    if isinstance(expr, A.Binary):
-        a = interval(expr.left, points, ranges)
-        b = interval(expr.right, points, ranges) if a is not None else None
-        return _interval_op(expr.op, a, b) if a is not None and b is not None else None
-    return None
+    case = _INTERVAL_CASES.get(type(expr))
+    return case(expr, points, ranges) if case is not None else None
+
+
+def _cast_interval(expr: A.Cast, points: Env, ranges: Mapping[str, Interval]) -> Interval | None:
+    return interval(expr.operand, points, ranges)
+
+
+def _unary_interval(expr: A.Unary, points: Env, ranges: Mapping[str, Interval]) -> Interval | None:
+    if expr.postfix or expr.op not in ("-", "+"):
+        return None
+    inner = interval(expr.operand, points, ranges)
+    if inner is None:
+        return None
+    return inner if expr.op == "+" else (-inner[1], -inner[0])
+
+
+def _ternary_interval(expr: A.Ternary, points: Env, ranges: Mapping[str, Interval]) -> Interval | None:
+    a, b = interval(expr.then, points, ranges), interval(expr.other, points, ranges)
+    return (min(a[0], b[0]), max(a[1], b[1])) if a and b else None
+
+
+def _binary_interval(expr: A.Binary, points: Env, ranges: Mapping[str, Interval]) -> Interval | None:
+    a = interval(expr.left, points, ranges)
+    b = interval(expr.right, points, ranges) if a is not None else None
+    return _interval_op(expr.op, a, b) if a is not None and b is not None else None
 
 
 def _thread_call_interval(expr: A.Call, points: Env, ranges: Mapping[str, Interval]) -> Interval | None:
@@ -371,6 +381,11 @@ def _interval_op(op: str, a: Interval, b: Interval) -> Interval | None:
         return min(corners), max(corners)
     if a[0] < 0 or b[0] < 0:
         return None
+    return _nonnegative_op(op, a, b)
+
+
+def _nonnegative_op(op: str, a: Interval, b: Interval) -> Interval | None:
+    """`_interval_op` of the operators whose bounds need non-negative operands."""
     if op == "/" and b[0] > 0:
         return a[0] // b[1], a[1] // b[0]
     if op == "%" and b[0] > 0:
@@ -384,3 +399,9 @@ def _interval_op(op: str, a: Interval, b: Interval) -> Interval | None:
     if op in ("|", "^"):
         return 0, (1 << max(a[1], b[1]).bit_length()) - 1
     return None
+
+
+# the structural cases of `interval`, by node type (the AST has no subclasses)
+_INTERVAL_CASES: dict[type, Callable[[Any, Env, Mapping[str, Interval]], Interval | None]] = {
+    A.Cast: _cast_interval, A.Call: _thread_call_interval, A.Unary: _unary_interval,
+    A.Ternary: _ternary_interval, A.Binary: _binary_interval}
