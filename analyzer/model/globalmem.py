@@ -14,7 +14,7 @@ touch the same bytes depends on the launch (the rule documentation says so).
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .cpasync import Hazard
 from .intrinsics import HazardKind as H
@@ -41,36 +41,41 @@ class GlobalHandoff:
         found: dict[tuple, Hazard] = {}
         evaluator = self.model.index.memo["eval"]
         for events in self.model.trace.events:
-            pending: dict[str, list[Event]] = {}       # accesses since the last barrier, by buffer
-            copies = _InFlight()
-            for ev in events:
-                copies.step(ev)
-                if ev.kind in _ORDERS and not ev.guarded:
-                    pending.clear()
-                    continue
-                if ev.kind != K.GLOBAL or ev.space is None:
-                    continue
-                write = ev.access in ("write", "atomic")
-                if write:
-                    self._in_flight(ev, copies, found)
-                elif _is_copy(ev):
-                    copies.issue(ev)
-                for old in pending.get(ev.space, ()):
-                    old_write = old.access in ("write", "atomic")
-                    if not (write or old_write) or (ev.access == "atomic" and old.access == "atomic"):
-                        continue
-                    if old.node is ev.node and not write:
-                        continue
-                    verdict = self._between(old, ev, evaluator)
-                    if verdict is False:
-                        continue
-                    kind = H.WAW_PLAIN if write and old_write else (H.RAW_PLAIN if old_write else H.WAR_PLAIN)
-                    h = Hazard(kind, old, ev, ev.space, None, certain=verdict is True)
-                    prev = found.get(h.key)
-                    if prev is None or (h.certain and not prev.certain):
-                        found[h.key] = h
-                pending.setdefault(ev.space, []).append(ev)
+            self._role(events, evaluator, found)
         return list(found.values())
+
+    def _role(self, events: list[Event], evaluator: Any, found: dict[tuple, Hazard]) -> None:
+        """One role's global accesses, each against those of its buffer since the last barrier."""
+        pending: dict[str, list[Event]] = {}       # accesses since the last barrier, by buffer
+        copies = _InFlight()
+        for ev in events:
+            copies.step(ev)
+            if ev.kind in _ORDERS and not ev.guarded:
+                pending.clear()
+                continue
+            if ev.kind != K.GLOBAL or ev.space is None:
+                continue
+            write = ev.access in ("write", "atomic")
+            if write:
+                self._in_flight(ev, copies, found)
+            elif _is_copy(ev):
+                copies.issue(ev)
+            for old in pending.get(ev.space, ()):
+                self._pair(old, ev, write, evaluator, found)
+            pending.setdefault(ev.space, []).append(ev)
+
+    def _pair(self, old: Event, ev: Event, write: bool, evaluator: Any, found: dict[tuple, Hazard]) -> None:
+        """Two accesses no barrier orders: a hazard where one writes and two threads meet."""
+        old_write = old.access in ("write", "atomic")
+        if not (write or old_write) or (ev.access == "atomic" and old.access == "atomic"):
+            return
+        if old.node is ev.node and not write:
+            return
+        verdict = self._between(old, ev, evaluator)
+        if verdict is False:
+            return
+        kind = H.WAW_PLAIN if write and old_write else (H.RAW_PLAIN if old_write else H.WAR_PLAIN)
+        _keep(found, Hazard(kind, old, ev, ev.space or "", None, certain=verdict is True))
 
     def _in_flight(self, ev: Event, copies: _InFlight, found: dict[tuple, Hazard]) -> None:
         """A store or atomic to bytes a cp.async of the role is still reading (issued, its group not
@@ -87,16 +92,20 @@ class GlobalHandoff:
                                  any_threads=True)[0]
             if verdict is False:
                 continue
-            h = Hazard(H.WAR_PLAIN, copy, ev, ev.space or "", None, group=group, wait=copies.last_wait,
-                       certain=verdict is True, in_flight=True)
-            prev = found.get(h.key)
-            if prev is None or (h.certain and not prev.certain):
-                found[h.key] = h
+            _keep(found, Hazard(H.WAR_PLAIN, copy, ev, ev.space or "", None, group=group, wait=copies.last_wait,
+                                certain=verdict is True, in_flight=True))
 
     def _between(self, a: Event, b: Event, evaluator) -> bool | None:
         if a.unknown_footprint or b.unknown_footprint or a.lanes is None or b.lanes is None:
             return None
         return cross_thread(a.lanes, b.lanes, evaluator)
+
+
+def _keep(found: dict[tuple, Hazard], h: Hazard) -> None:
+    """Records a hazard, a certain one replacing an undecided one of the same key."""
+    prev = found.get(h.key)
+    if prev is None or (h.certain and not prev.certain):
+        found[h.key] = h
 
 
 def _is_copy(ev: Event) -> bool:
