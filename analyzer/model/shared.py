@@ -99,6 +99,11 @@ class SharedLayout:
                         static[d.name] = (node.type, node, d)
                 elif d.init is not None:
                     self._declare_alias(node, d, dynamic, static, aliases)
+        self._declare_static(static)
+        self._declare_dynamic(dynamic_types, aliases)
+
+    def _declare_static(self, static: dict[str, tuple[str, A.Declaration, A.Declarator]]) -> None:
+        """The static `__shared__` arrays that are not an mbarrier array's storage."""
         for name, (type_text, decl, d) in static.items():
             if name in {b.storage for b in self.barriers.values()}:
                 continue
@@ -109,6 +114,11 @@ class SharedLayout:
             elem = type_bytes(type_text) or 1
             size = count * elem if count is not None else None
             self.buffers[name] = SharedBuffer(name, name, 0, size, type_text, decl)
+
+    def _declare_dynamic(self, dynamic_types: dict[str, tuple[str, A.Declaration]],
+                         aliases: list[tuple[str, int, A.Declaration]]) -> None:
+        """The buffers in dynamic shared memory: each alias up to the next alias's offset, or the
+        extern arrays themselves where no alias names a part of them."""
         if not aliases:  # `extern __shared__ float A_shared[];` used directly
             for name, (type_text, decl) in dynamic_types.items():
                 self.buffers[name] = SharedBuffer(name, "dynamic", 0, None, type_text, decl)
