@@ -170,6 +170,37 @@ def shape(node: object) -> object:
     return node
 
 
+_SHAPES: dict[int, tuple[object, object]] = {}      # id -> (node, shape): the node kept alive
+_FROZEN: dict[int, tuple[object, tuple]] = {}
+
+
+def shape_of(node: A.Node) -> object:
+    """`shape(node)`, memoised by node (the solvers look up every subterm of an index among a
+    scenario's fixed run-time values; recomputing each subterm's shape made that quadratic)."""
+    hit = _SHAPES.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    if len(_SHAPES) > 200_000:
+        _SHAPES.clear()
+    found = shape(node)
+    _SHAPES[id(node)] = (node, found)
+    return found
+
+
+def frozen_values(opaque: Mapping[object, int] | None) -> tuple:
+    """A scenario's fixed run-time values as a hashable key, computed once per mapping."""
+    if not opaque:
+        return ()
+    hit = _FROZEN.get(id(opaque))
+    if hit is not None and hit[0] is opaque and len(hit[1]) == len(opaque):
+        return hit[1]
+    if len(_FROZEN) > 4096:
+        _FROZEN.clear()
+    found = tuple(sorted(opaque.items(), key=repr))
+    _FROZEN[id(opaque)] = (opaque, found)
+    return found
+
+
 def _py(expr: A.Expr, default: int | None, opaque: dict | None = None) -> str:
     if opaque and not isinstance(expr, (A.Number, A.Name)):
         value = opaque.get(shape(expr))

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cuda import ast as A
-from .evaluate import builtin_name, interval, shape, thread_index_call
+from .evaluate import builtin_name, frozen_values, interval, shape_of, thread_index_call
 from .symbolic import LaneRecipe, Untranslatable, Witness, runs
 
 MAX_BLOCK = 1024
@@ -47,7 +47,7 @@ _UNIFORM = {"blockIdx.x": "bix", "blockIdx.y": "biy", "blockIdx.z": "biz", "bloc
             "blockDim.y": "bdy", "blockDim.z": "bdz", "gridDim.x": "gdx", "gridDim.y": "gdy", "gridDim.z": "gdz"}
 _LOCK = threading.Lock()          # one isl context for the process; the editor's server has threads
 MAX_OPERATIONS = 20000            # isl's work per question (about 0.2 s) before it goes to the bit-vector solver
-MAX_DIVISIONS = 10                # divisions and selects one access may bring; more (bit-level layouts) go to z3 at once
+MAX_DIVISIONS = 10                # divisions and selects of one access; more (bit-level layouts): z3 at once
 
 
 @functools.cache
@@ -88,7 +88,7 @@ class _Side:
     def term(self, expr: A.Expr) -> str:
         """An affine isl expression equal to `expr` under the constraints added to the query."""
         if self.opaque and not isinstance(expr, (A.Number, A.Name)):
-            fixed = self.opaque.get(shape(expr))
+            fixed = self.opaque.get(shape_of(expr))
             if fixed is not None:
                 return _num(fixed)
         if isinstance(expr, A.Number):
@@ -151,7 +151,7 @@ class _Side:
         if isinstance(expr, A.Cast):
             return self.constant(expr.operand)
         if self.opaque and not isinstance(expr, (A.Number, A.Name)):
-            fixed = self.opaque.get(shape(expr))
+            fixed = self.opaque.get(shape_of(expr))
             if fixed is not None:
                 return fixed
         if isinstance(expr, A.Name) and not expr.scope and expr.ident in self.fixed and expr.ident not in self.loops:
@@ -391,7 +391,7 @@ def _access(recipe: LaneRecipe, shift: int, opaque: Mapping[object, int], value:
             shared: frozenset[str] | None = None) -> _Access:
     """The relation of one access, built once per recipe (most accesses meet many others)."""
     key = (shared, id(recipe.index), recipe.elem, recipe.width, recipe.points, recipe.ranges, recipe.threads,
-           tuple((id(g), p) for g, p in recipe.guards), shift, tuple(sorted(opaque.items(), key=repr)),
+           tuple((id(g), p) for g, p in recipe.guards), shift, frozen_values(opaque),
            id(value) if value is not None else None)
     found = _ACCESSES.get(key)
     if found is None:
@@ -445,7 +445,18 @@ def _build(recipe: LaneRecipe, shift: int, opaque: Mapping[object, int], value: 
     return _Access(relation, tuple(side.loops), dropped, value is not None, hull)
 
 
+_PAIRS: dict[tuple, Any] = {}
+
+
 def _pairs(a: _Access, b: _Access, warp_mask: int | None, any_threads: bool) -> Any:
+    key = (len(a.loops), len(b.loops), a.valued, b.valued, warp_mask, any_threads)
+    found = _PAIRS.get(key)
+    if found is None:
+        found = _PAIRS[key] = _pairs_map(a, b, warp_mask, any_threads)
+    return found
+
+
+def _pairs_map(a: _Access, b: _Access, warp_mask: int | None, any_threads: bool) -> Any:
     """The (thread of a, its point) -> (thread of b, its point) pairs the question excludes or
     keeps: different threads (unless `any_threads`), not ordered by the warp barrier, and
     different stored values where values are compared."""

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..cuda import ast as A
-from .evaluate import builtin_name, shape, thread_index_call
+from .evaluate import builtin_name, frozen_values, shape_of, thread_index_call
 
 
 class LaneRecipe(Protocol):
@@ -133,7 +133,7 @@ class _Translator:
         z3 = _z3()
         side = self.side
         if side.opaque and not isinstance(expr, (A.Number, A.Name)):
-            fixed = side.opaque.get(shape(expr))
+            fixed = side.opaque.get(shape_of(expr))
             if fixed is not None:
                 return z3.BitVecVal(fixed, BITS)
         if isinstance(expr, A.Number):
@@ -333,7 +333,7 @@ def _side(recipe: LaneRecipe, tag: str, opaque: Mapping[object, int]) -> tuple[_
     walked ranges, guards, the outer loops' values), translated once per statement and side (a
     statement meets many others, at every iteration: the values are constraints, not terms)."""
     base = (id(recipe.index), recipe.elem, recipe.width, recipe.ranges, recipe.threads,
-            tuple((id(g), p) for g, p in recipe.guards), tag, tuple(sorted(opaque.items(), key=repr)))
+            tuple((id(g), p) for g, p in recipe.guards), tag, frozen_values(opaque))
     slots = tuple(p for p in recipe.points if not p[0].isidentifier())
     found = _SIDES.get((base, slots)) or _SIDES.get((base, recipe.points))
     if found is None:

@@ -206,8 +206,9 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int = 0, warp_m
 
 def _opaque_key(evaluator) -> tuple:
     """The run-time values a scenario fixes (they change what an index evaluates to)."""
-    opaque = getattr(evaluator, "opaque", None)
-    return tuple(sorted(opaque.items(), key=repr)) if opaque else ()
+    from .evaluate import frozen_values
+
+    return frozen_values(getattr(evaluator, "opaque", None))
 
 
 def collisions_between(a: LaneRecipe, b: LaneRecipe, evaluator, limit: int = 8,
