@@ -180,6 +180,32 @@ class Trace:
 
 
 
+def _deref(pointer: A.Expr) -> tuple[A.Expr, int | None]:
+    """The operand of `*pointer` that indexes the parameter, and the bytes the load takes where
+    a pointer cast says so: `*(uint4*)(P + i)`: the arithmetic is in P's type, 16 bytes."""
+    while isinstance(pointer, A.Cast) and "*" not in pointer.type:
+        pointer = pointer.operand
+    if isinstance(pointer, A.Cast) and pointer.type.rstrip().endswith("*"):
+        return pointer.operand, type_bytes(pointer.type.rstrip()[:-1])
+    return pointer, None
+
+
+def _pointer_elem(e: A.Expr) -> int | None:
+    """The element bytes of the outermost pointer cast around `e` that has some (None: none)."""
+    while isinstance(e, A.Cast):
+        elem = type_bytes(e.type) if "*" in e.type else None
+        if elem:
+            return elem
+        e = e.operand
+    return None
+
+
+def _uncast(e: A.Expr) -> A.Expr:
+    while isinstance(e, A.Cast):
+        e = e.operand
+    return e
+
+
 def _loop_bounds(loop: A.For) -> tuple[str, A.Expr, A.Expr, bool] | None:
     """(var, start, end, inclusive) for `for (int v = a; v < b; ++v)`, whatever a and b are."""
     init = loop.init
@@ -451,26 +477,17 @@ class TraceBuilder:
         if not self.global_params:
             return None
         width = None
-        inner = e
-        if isinstance(inner, A.Unary) and inner.op == "*":
-            pointee = inner.operand
-            while isinstance(pointee, A.Cast) and "*" not in pointee.type:
-                pointee = pointee.operand
-            if isinstance(pointee, A.Cast) and pointee.type.rstrip().endswith("*"):
-                width = type_bytes(pointee.type.rstrip()[:-1])
-                pointee = pointee.operand      # `*(uint4*)(P + i)`: the arithmetic is in P's type
-            inner = pointee
-        elem, index, base = None, None, inner
-        while isinstance(base, A.Cast):
-            elem = elem or (type_bytes(base.type) if "*" in base.type else None)
-            base = base.operand
+        base = e
+        if isinstance(base, A.Unary) and base.op == "*":
+            base, width = _deref(base.operand)
+        elem, index = _pointer_elem(base), None
+        base = _uncast(base)
         if isinstance(base, A.Index):
             index, base = base.index, base.base
         elif isinstance(base, A.Binary) and base.op == "+":
             index, base = base.right, base.left
-        while isinstance(base, A.Cast):
-            elem = elem or (type_bytes(base.type) if "*" in base.type else None)
-            base = base.operand
+        elem = elem or _pointer_elem(base)
+        base = _uncast(base)
         if not (isinstance(base, A.Name) and not base.scope and base.ident in self.global_params):
             return None
         elem = elem or type_bytes(self.param_types.get(base.ident, "")) or 1
