@@ -89,14 +89,8 @@ class KernelModel:
         self.params = frozenset(p.name for p in func.params if p.name)
         self.index = index or KernelIndex(func.body, registry)
         self.layout = SharedLayout(self.index.declarations)
-        # variables declared in the body that may hold a different value in every thread
-        # (registers), as opposed to loop counters, which every thread steps alike
-        counters = {b[0] for loop in self.index.fors for b in [loop_bounds(loop)] if b}
-        self.registers = frozenset(
-            d.name for decl in self.index.declarations if not decl.has("__shared__")
-            for d in decl.declarators) - counters - set(self.layout.buffers)
-        self.runtime_loops = [loop for loop in self.index.fors
-                              if is_runtime_bound(loop) and self.index.of(loop.body) & SYNC_KINDS]
+        self.registers = self._registers()
+        self.runtime_loops = self._runtime_loops()
         self.period = pipeline_period(self.index)      # of the slot/parity arithmetic
         if runtime_trip is None and self.runtime_loops:
             runtime_trip = self.trip_scenarios()[-1]   # a steady-state representative
@@ -107,6 +101,23 @@ class KernelModel:
         # The version dimension is a property of the buffers, not of one trip
         # count: a one-iteration scenario touches one slot and could not see it.
         self.stages = stages if stages is not None else self._stages()
+        self._check_init_counts()
+
+    def _registers(self) -> frozenset[str]:
+        """Variables declared in the body that may hold a different value in every thread
+        (registers), as opposed to loop counters, which every thread steps alike."""
+        counters = {b[0] for loop in self.index.fors for b in [loop_bounds(loop)] if b}
+        return frozenset(
+            d.name for decl in self.index.declarations if not decl.has("__shared__")
+            for d in decl.declarators) - counters - set(self.layout.buffers)
+
+    def _runtime_loops(self) -> list[A.For]:
+        """The loops with a bound known only at run time that hold a barrier or pipeline operation."""
+        return [loop for loop in self.index.fors
+                if is_runtime_bound(loop) and self.index.of(loop.body) & SYNC_KINDS]
+
+    def _check_init_counts(self) -> None:
+        """An mbarrier `init` count that can never complete a phase (the first one) is implausible."""
         for ev in self.trace.all_events():
             if ev.kind == K.MBAR_INIT and ev.value is not None and ev.value <= 0:
                 self.implausible.append((ev.node, f"mbarrier init count {ev.value} can never complete a phase"))
