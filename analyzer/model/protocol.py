@@ -423,31 +423,40 @@ class ProtocolSim:
             old.writes[ev.offset] = (ev.barrier, phase, ev)
             return
         if old is not None:
-            if not old.readers and any(w[2].node is ev.node for w in old.writes.values()):
-                prev = next(iter(old.writes.values()))[2]
-                self.issues.append(ProtocolIssue(
-                    IssueKind.WAR_UNCONSUMED, ev, {"buffer": ev.buffer, "slot": model.slot(ev)},
-                    ((prev, "earlier-load"),)))
-            for reader in old.readers:
-                if any(self.released(r, rel) for rel in reader.releases):
-                    continue
-                if reader.event.retired and _one_warpgroup(model, reader.role, r):
-                    continue        # the writer's own warpgroup_wait completed the wgmma's reads
-                arrivals = [rel for rel in reader.releases if rel[0] != "sync"]
-                facts = {"buffer": ev.buffer, "slot": model.slot(ev), "role": r, "reader_role": reader.role}
-                if not reader.releases:
-                    self.issues.append(ProtocolIssue(IssueKind.WAR_UNRELEASED, ev, facts,
-                                                     ((reader.event, "read"),)))
-                else:
-                    rel = arrivals[0] if arrivals else None
-                    self.issues.append(ProtocolIssue(
-                        IssueKind.WAR_UNOBSERVED, ev,
-                        {**facts, "barrier": rel[0] if rel else None, "phase": rel[1] if rel else None},
-                        ((reader.event, "released-read"),)))
-        if old is not None:
-            for reader in old.readers:
-                reader.dead = True
+            self._overwrite(r, ev, old)
         self.ranges[rng] = Generation({ev.offset: (ev.barrier, phase, ev)}, context)
+
+    def _overwrite(self, r: int, ev: Event, old: Generation) -> None:
+        """A TMA write of a new generation over a slot: the old one's loads never read, and its
+        readers that did not release it in a phase the writer observed; its readers end there."""
+        if not old.readers and any(w[2].node is ev.node for w in old.writes.values()):
+            prev = next(iter(old.writes.values()))[2]
+            self.issues.append(ProtocolIssue(
+                IssueKind.WAR_UNCONSUMED, ev, {"buffer": ev.buffer, "slot": self.model.slot(ev)},
+                ((prev, "earlier-load"),)))
+        for reader in old.readers:
+            self._unreleased(r, ev, reader)
+        for reader in old.readers:
+            reader.dead = True
+
+    def _unreleased(self, r: int, ev: Event, reader: Reader) -> None:
+        """A WAR issue where role `r` overwrites what `reader` read before observing its release."""
+        model = self.model
+        if any(self.released(r, rel) for rel in reader.releases):
+            return
+        if reader.event.retired and _one_warpgroup(model, reader.role, r):
+            return        # the writer's own warpgroup_wait completed the wgmma's reads
+        arrivals = [rel for rel in reader.releases if rel[0] != "sync"]
+        facts = {"buffer": ev.buffer, "slot": model.slot(ev), "role": r, "reader_role": reader.role}
+        if not reader.releases:
+            self.issues.append(ProtocolIssue(IssueKind.WAR_UNRELEASED, ev, facts,
+                                             ((reader.event, "read"),)))
+            return
+        rel = arrivals[0] if arrivals else None
+        self.issues.append(ProtocolIssue(
+            IssueKind.WAR_UNOBSERVED, ev,
+            {**facts, "barrier": rel[0] if rel else None, "phase": rel[1] if rel else None},
+            ((reader.event, "released-read"),)))
 
 
 def _one_warpgroup(model: KernelModel, a: int, b: int) -> bool:
