@@ -385,13 +385,7 @@ class TraceBuilder:
         if isinstance(s, A.Compound):
             return all(self.inert(c) for c in s.body)
         if isinstance(s, A.ExprStmt):
-            e = s.expr
-            if isinstance(e, A.Assign):
-                return (self.layout.ref(e.target) is None and not self.reads_of(e.target)
-                        and not self.reads_of(e.value) and not self._stores_local(e.target))
-            if isinstance(e, A.Unary) and e.op in ("++", "--"):
-                return not self._stores_local(e.operand) and not self.reads_of(e.operand)
-            return not isinstance(e, A.Call) and not self.reads_of(e)
+            return self._inert_expr(s.expr)
         if isinstance(s, A.Declaration):
             return not s.has("__shared__") and all(
                 d.init is None or (d.name not in self.local_names and not self.reads_of(d.init))
@@ -399,6 +393,16 @@ class TraceBuilder:
         if isinstance(s, A.For):
             return self.inert(s.body) and not self.kinds.of(s)
         return False
+
+    def _inert_expr(self, e: A.Expr) -> bool:
+        """An expression statement that touches no shared memory, calls nothing and stores to no
+        local the walk tracks."""
+        if isinstance(e, A.Assign):
+            return (self.layout.ref(e.target) is None and not self.reads_of(e.target)
+                    and not self.reads_of(e.value) and not self._stores_local(e.target))
+        if isinstance(e, A.Unary) and e.op in ("++", "--"):
+            return not self._stores_local(e.operand) and not self.reads_of(e.operand)
+        return not isinstance(e, A.Call) and not self.reads_of(e)
 
     def _stores_local(self, target: A.Expr) -> bool:
         base = target.base if isinstance(target, A.Index) else target
