@@ -1091,6 +1091,19 @@ class _RoleWalker:
 
     def _operand_extent(self, c: _Call, addend: A.Expr | None, loops: list, off: int, layout: tuple,
                         buf: str, shape: MmaShape, is_a: bool) -> tuple[int, int] | None:
+        starts = self._operand_starts(c, addend, loops, off)
+        if starts is None:
+            return None
+        buffer = self.b.layout.buffers.get(buf)
+        base = buffer.offset if buffer is not None else 0
+        desc = Descriptor(buf, off, *layout)
+        return wgmma_footprint(desc, starts, shape.m if is_a else shape.n, shape.k,
+                               shape.a_bytes if is_a else shape.b_bytes, shape.tnsp_a if is_a else shape.tnsp_b,
+                               base)
+
+    def _operand_starts(self, c: _Call, addend: A.Expr | None, loops: list, off: int) -> list[int] | None:
+        """The operand's start bytes (from its descriptor's `off`) at every point of the once-walked
+        loops, or None where the descriptor's addend has no value at one of them."""
         # a descriptor is uniform over its warp group (one operation): one thread of each will do
         loops = [(n, r) for n, r in loops if n != "threadIdx.x"]
         threads = self.ranges.get("threadIdx.x") or (self.role.lo, self.role.hi - 1)
@@ -1106,12 +1119,7 @@ class _RoleWalker:
             if units is None:
                 return None
             starts.append(off + units * 16)
-        buffer = self.b.layout.buffers.get(buf)
-        base = buffer.offset if buffer is not None else 0
-        desc = Descriptor(buf, off, *layout)
-        return wgmma_footprint(desc, starts, shape.m if is_a else shape.n, shape.k,
-                               shape.a_bytes if is_a else shape.b_bytes, shape.tnsp_a if is_a else shape.tnsp_b,
-                               base)
+        return starts
 
     def on_wgmma_commit(self, c: _Call) -> None:
         """`warpgroup_commit_batch`: the wgmmas issued since the last commit form a group."""
@@ -1148,30 +1156,41 @@ class _RoleWalker:
             return
         ref = self.b.layout.ref(c.node.args[intr.smem])
         if ref is not None:
-            event_kind = intr.kind if intr.kind in (K.CP_ASYNC, K.TMA_STORE) else K.SMEM
-            width = intr.bytes or (intr.elems * ref.elem_bytes if intr.access == "atomic"
-                                   else _access_width(c.node, intr))
-            self.emit_access(ref, intr.access, c.node, c.env, c.mult, c.it, c.guarded, kind=event_kind,
-                             width=width, lanes=intr.per_thread)
-            for n, arg in enumerate(c.node.args[intr.smem + 1:]):
-                src = self.b.global_ref(_strip_address_of(arg)) if intr.kind == K.CP_ASYNC and n == 0 else None
-                if src is not None:      # the copy's global source: the same bytes per thread as its target
-                    self.emit_access(src, "read", c.node, c.env, c.mult, c.it, c.guarded, kind=K.GLOBAL,
-                                     width=width, lanes=True)
-                    if src.index is not None:
-                        self.reads_in(src.index, c.env, c.mult, c.it, c.guarded)
-                else:
-                    self.reads_in(arg, c.env, c.mult, c.it, c.guarded)
+            self._shared_operand(c, ref, intr.smem)
         elif intr.kind == K.CP_ASYNC:
             self.event(c, K.CP_ASYNC)
         elif intr.access == "atomic":
-            gref = self.b.global_ref(_strip_address_of(c.node.args[intr.smem]))
-            if gref is not None:
-                self.emit_access(gref, "atomic", c.node, c.env, c.mult, c.it, c.guarded, kind=K.GLOBAL,
-                                 width=intr.elems * gref.elem_bytes, lanes=True)
-            # the value operands: `AtomicAddx4(&dV[..], *(float4*)(dv_shared + ..))` reads shared memory
-            for arg in c.node.args[intr.smem + 1:]:
+            self._global_atomic(c, intr.smem)
+
+    def _shared_operand(self, c: _Call, ref: SmemRef, smem: int) -> None:
+        """The access to the shared pointer argument, and what the others read (a cp.async's
+        global source: the same bytes per thread as its target)."""
+        intr = c.intr
+        event_kind = intr.kind if intr.kind in (K.CP_ASYNC, K.TMA_STORE) else K.SMEM
+        width = intr.bytes or (intr.elems * ref.elem_bytes if intr.access == "atomic"
+                               else _access_width(c.node, intr))
+        self.emit_access(ref, intr.access, c.node, c.env, c.mult, c.it, c.guarded, kind=event_kind,
+                         width=width, lanes=intr.per_thread)
+        for n, arg in enumerate(c.node.args[smem + 1:]):
+            src = self.b.global_ref(_strip_address_of(arg)) if intr.kind == K.CP_ASYNC and n == 0 else None
+            if src is not None:      # the copy's global source: the same bytes per thread as its target
+                self.emit_access(src, "read", c.node, c.env, c.mult, c.it, c.guarded, kind=K.GLOBAL,
+                                 width=width, lanes=True)
+                if src.index is not None:
+                    self.reads_in(src.index, c.env, c.mult, c.it, c.guarded)
+            else:
                 self.reads_in(arg, c.env, c.mult, c.it, c.guarded)
+
+    def _global_atomic(self, c: _Call, smem: int) -> None:
+        """An atomic whose pointer argument is not shared memory: a global one where it names a
+        tracked parameter; the value operands may read shared memory."""
+        gref = self.b.global_ref(_strip_address_of(c.node.args[smem]))
+        if gref is not None:
+            self.emit_access(gref, "atomic", c.node, c.env, c.mult, c.it, c.guarded, kind=K.GLOBAL,
+                             width=c.intr.elems * gref.elem_bytes, lanes=True)
+        # the value operands: `AtomicAddx4(&dV[..], *(float4*)(dv_shared + ..))` reads shared memory
+        for arg in c.node.args[smem + 1:]:
+            self.reads_in(arg, c.env, c.mult, c.it, c.guarded)
 
     def tma_load(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool,
                  cluster: bool = False) -> None:
