@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,42 +91,50 @@ class _Side:
             fixed = self.opaque.get(shape_of(expr))
             if fixed is not None:
                 return _num(fixed)
-        if isinstance(expr, A.Number):
-            value = expr.value
-            if isinstance(value, float):
-                if not value.is_integer():
-                    raise Untranslatable("float")
-                value = int(value)
-            return _num(value)
         name = builtin_name(expr) if isinstance(expr, (A.Cast, A.Member)) else (
             expr.ident if isinstance(expr, A.Name) and not expr.scope else None)
         if name is not None:
             return self.name(name)
-        if isinstance(expr, A.Cast):
-            return self.term(expr.operand)
-        if isinstance(expr, A.Call):
-            return self.call(expr)
-        if isinstance(expr, A.Binary):
-            return self.binary(expr)
-        if isinstance(expr, A.Unary) and not expr.postfix and expr.op in ("-", "+", "~", "!"):
-            if expr.op == "!":
-                return self.truth(expr)
-            inner = self.term(expr.operand)
-            return f"-({inner})" if expr.op == "-" else (f"(-({inner}) - 1)" if expr.op == "~" else inner)
-        if isinstance(expr, A.Ternary):
-            v = self.query.fresh("s")
-            cond = self.cond(expr.cond, True)
-            other = self.cond(expr.cond, False)
-            self.query.cons.append(f"(({cond}) and {v} = {self.term(expr.then)}) or "
-                                   f"(({other}) and {v} = {self.term(expr.other)})")
-            return v
-        if isinstance(expr, A.Index) and isinstance(expr.base, A.Name) and not expr.base.scope:
+        handler = _TERMS.get(type(expr))
+        if handler is None:
+            raise Untranslatable(type(expr).__name__)
+        return handler(self, expr)
+
+    def number(self, expr: A.Number) -> str:
+        value = expr.value
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise Untranslatable("float")
+            value = int(value)
+        return _num(value)
+
+    def cast(self, expr: A.Cast) -> str:
+        return self.term(expr.operand)
+
+    def unary(self, expr: A.Unary) -> str:
+        if expr.postfix or expr.op not in ("-", "+", "~", "!"):
+            raise Untranslatable(f"unary `{expr.op}`")
+        if expr.op == "!":
+            return self.truth(expr)
+        inner = self.term(expr.operand)
+        return f"-({inner})" if expr.op == "-" else (f"(-({inner}) - 1)" if expr.op == "~" else inner)
+
+    def ternary(self, expr: A.Ternary) -> str:
+        v = self.query.fresh("s")
+        cond = self.cond(expr.cond, True)
+        other = self.cond(expr.cond, False)
+        self.query.cons.append(f"(({cond}) and {v} = {self.term(expr.then)}) or "
+                               f"(({other}) and {v} = {self.term(expr.other)})")
+        return v
+
+    def index(self, expr: A.Index) -> str:
+        """A local array's slot whose value the point fixes (`x[3]`); memory is not a term."""
+        if isinstance(expr.base, A.Name) and not expr.base.scope:
             index = self.constant(expr.index)
-            if index is not None:
-                key = f"{expr.base.ident}[{index}]"
-                if key in self.fixed:
-                    return _num(self.fixed[key])
-        raise Untranslatable(type(expr).__name__)
+            key = f"{expr.base.ident}[{index}]"
+            if index is not None and key in self.fixed:
+                return _num(self.fixed[key])
+        raise Untranslatable("Index")
 
     def name(self, name: str) -> str:
         if name == "threadIdx.x":
@@ -143,24 +151,24 @@ class _Side:
 
     def constant(self, expr: A.Expr) -> int | None:
         """The value of `expr` when it is the same at every point (no thread, loop or uniform)."""
-        if isinstance(expr, A.Number) and isinstance(expr.value, int):
-            return expr.value
+        while isinstance(expr, A.Cast):
+            expr = expr.operand
+        if isinstance(expr, A.Number):
+            return expr.value if isinstance(expr.value, int) else None
+        if isinstance(expr, A.Name):
+            fixed = not expr.scope and expr.ident in self.fixed and expr.ident not in self.loops
+            return self.fixed[expr.ident] if fixed else None
+        value = self.opaque.get(shape_of(expr)) if self.opaque else None
+        return value if value is not None else self._folded(expr)
+
+    def _folded(self, expr: A.Expr) -> int | None:
+        """A negation or a `+ - * <<` of two constants."""
         if isinstance(expr, A.Unary) and expr.op == "-" and not expr.postfix:
             inner = self.constant(expr.operand)
             return -inner if inner is not None else None
-        if isinstance(expr, A.Cast):
-            return self.constant(expr.operand)
-        if self.opaque and not isinstance(expr, (A.Number, A.Name)):
-            fixed = self.opaque.get(shape_of(expr))
-            if fixed is not None:
-                return fixed
-        if isinstance(expr, A.Name) and not expr.scope and expr.ident in self.fixed and expr.ident not in self.loops:
-            return self.fixed[expr.ident]
-        if isinstance(expr, A.Binary) and expr.op in ("+", "-", "*", "<<"):
+        if isinstance(expr, A.Binary) and expr.op in _CONSTANT_OPS:
             a, b = self.constant(expr.left), self.constant(expr.right)
-            if a is not None and b is not None:
-                return a + b if expr.op == "+" else a - b if expr.op == "-" else a * b if expr.op == "*" else \
-                    (a << b if 0 <= b < 64 else None)
+            return _CONSTANT_OPS[expr.op](a, b) if a is not None and b is not None else None
         return None
 
     def bounds(self, expr: A.Expr) -> tuple[int, int] | None:
@@ -239,29 +247,31 @@ class _Side:
         op = expr.op
         if op in ("==", "!=", "<", ">", "<=", ">=", "&&", "||"):
             return self.truth(expr)
-        ca, cb = self.constant(expr.left), self.constant(expr.right)
         if op in ("+", "-"):
             return f"({self.term(expr.left)} {op} {self.term(expr.right)})"
+        ca, cb = self.constant(expr.left), self.constant(expr.right)
         if op == "*":
-            if ca is not None:
-                return f"{_num(ca)} * {self.term(expr.right)}"
-            if cb is not None:
-                return f"{_num(cb)} * {self.term(expr.left)}"
-            raise Untranslatable("a product of two variables")
-        if op in ("/", "%"):
-            if cb is None or cb == 0:
-                raise Untranslatable(f"`{op}` by a variable")
-            a = self.term(expr.left)
-            q = f"-({self.trunc_div(expr.left, a, -cb)})" if cb < 0 else self.trunc_div(expr.left, a, cb)
-            return q if op == "/" else f"(({a}) - {_num(cb)} * {q})"
-        if op in ("<<", ">>"):
-            if cb is None or not 0 <= cb < 63:
-                raise Untranslatable(f"`{op}` by a variable")
-            a = self.term(expr.left)
-            return f"{1 << cb} * {a}" if op == "<<" else self.floor_div(a, 1 << cb)
+            return self.product(expr, ca, cb)
         if op in ("&", "|", "^"):
             return self.bitwise(expr, op, ca, cb)
-        raise Untranslatable(op)
+        if op not in ("/", "%", "<<", ">>"):
+            raise Untranslatable(op)
+        if cb is None or (cb == 0 if op in ("/", "%") else not 0 <= cb < 63):
+            raise Untranslatable(f"`{op}` by a variable")
+        a = self.term(expr.left)
+        if op == "<<":
+            return f"{1 << cb} * {a}"
+        if op == ">>":
+            return self.floor_div(a, 1 << cb)
+        q = f"-({self.trunc_div(expr.left, a, -cb)})" if cb < 0 else self.trunc_div(expr.left, a, cb)
+        return q if op == "/" else f"(({a}) - {_num(cb)} * {q})"
+
+    def product(self, expr: A.Binary, ca: int | None, cb: int | None) -> str:
+        if ca is not None:
+            return f"{_num(ca)} * {self.term(expr.right)}"
+        if cb is not None:
+            return f"{_num(cb)} * {self.term(expr.left)}"
+        raise Untranslatable("a product of two variables")
 
     def bitwise(self, expr: A.Binary, op: str, ca: int | None, cb: int | None) -> str:
         if ca is not None or cb is not None:
@@ -309,6 +319,12 @@ class _Side:
 
 
 _NEGATE = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+_TERMS: dict[type, Callable[[_Side, Any], str]] = {
+    A.Number: _Side.number, A.Cast: _Side.cast, A.Call: _Side.call, A.Binary: _Side.binary,
+    A.Unary: _Side.unary, A.Ternary: _Side.ternary, A.Index: _Side.index}
+_CONSTANT_OPS: dict[str, Callable[[int, int], int | None]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "<<": lambda a, b: a << b if 0 <= b < 64 else None}
 
 
 def _num(n: int) -> str:
@@ -485,24 +501,34 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[o
         raise Untranslatable("islpy is not installed")
     if values is not None and (values[0] is None or values[1] is None):
         raise Untranslatable("a stored value")
-    isl = _isl()
     with _LOCK:
         _budget()
         sa = _access(a, 0, opaque or {}, values[0] if values else None, same_point)
         sb = _access(b, shift, opaque or {}, values[1] if values else None, same_point)
-        if sa.hull is not None and sb.hull is not None and (sa.hull[1] <= sb.hull[0] or sb.hull[1] <= sa.hull[0]):
+        if _apart(sa.hull, sb.hull):
             return False, None
-        try:
-            meet = sa.relation.apply_range(sb.relation.reverse()).intersect(_pairs(sa, sb, warp_mask, any_threads))
-            if meet.is_empty():
-                return False, None
-            point = meet.wrap().sample_point()
-            coords = [int(point.get_coordinate_val(isl.dim_type.set, i).to_python())
-                      for i in range(meet.dim(isl.dim_type.in_) + meet.dim(isl.dim_type.out))]
-            split = meet.dim(isl.dim_type.in_)
-            offset = _first_common(sa.relation, coords[:split], sb.relation, coords[split:])
-        except isl.Error as exc:
-            raise Untranslatable(f"isl: {exc}") from None
+        return _meet(sa, sb, warp_mask, any_threads)
+
+
+def _apart(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
+    """Two accesses whose bytes' bounds do not overlap (a filter before the sets)."""
+    return a is not None and b is not None and (a[1] <= b[0] or b[1] <= a[0])
+
+
+def _meet(sa: _Access, sb: _Access, warp_mask: int | None, any_threads: bool) -> tuple[bool, Witness | None]:
+    """The question on two built accesses: empty, or a witness from a sample point."""
+    isl = _isl()
+    try:
+        meet = sa.relation.apply_range(sb.relation.reverse()).intersect(_pairs(sa, sb, warp_mask, any_threads))
+        if meet.is_empty():
+            return False, None
+        point = meet.wrap().sample_point()
+        coords = [int(point.get_coordinate_val(isl.dim_type.set, i).to_python())
+                  for i in range(meet.dim(isl.dim_type.in_) + meet.dim(isl.dim_type.out))]
+        split = meet.dim(isl.dim_type.in_)
+        offset = _first_common(sa.relation, coords[:split], sb.relation, coords[split:])
+    except isl.Error as exc:
+        raise Untranslatable(f"isl: {exc}") from None
     na, nb = len(sa.loops), len(sb.loops)
     witness = Witness((coords[0], coords[split]),
                       (dict(zip(sa.loops, coords[1:1 + na])), dict(zip(sb.loops, coords[split + 1:split + 1 + nb]))),

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -130,45 +130,56 @@ class _Translator:
         self.side = side
 
     def term(self, expr: A.Expr) -> Any:
-        z3 = _z3()
         side = self.side
         if side.opaque and not isinstance(expr, (A.Number, A.Name)):
             fixed = side.opaque.get(shape_of(expr))
             if fixed is not None:
-                return z3.BitVecVal(fixed, BITS)
-        if isinstance(expr, A.Number):
-            number = expr.value
-            if isinstance(number, float):
-                if not number.is_integer():
-                    raise Untranslatable("float")
-                number = int(number)
-            return z3.BitVecVal(number, BITS)
+                return _z3().BitVecVal(fixed, BITS)
         name = builtin_name(expr) if isinstance(expr, (A.Cast, A.Member)) else (
             expr.ident if isinstance(expr, A.Name) and not expr.scope else None)
         if name is not None:
             return self.name(name)
-        if isinstance(expr, A.Cast):
-            return self.term(expr.operand)
-        if isinstance(expr, A.Call):
-            return self.call(expr)
-        if isinstance(expr, A.Binary):
-            return self.binary(expr.op, self.term(expr.left), self.term(expr.right))
-        if isinstance(expr, A.Unary) and not expr.postfix and expr.op in ("-", "+", "~", "!"):
-            inner = self.term(expr.operand)
-            if expr.op == "!":
-                return z3.If(inner == 0, _one(), _zero())
-            return -inner if expr.op == "-" else (~inner if expr.op == "~" else inner)
-        if isinstance(expr, A.Ternary):
-            return z3.If(self.term(expr.cond) != 0, self.term(expr.then), self.term(expr.other))
-        if isinstance(expr, A.Index) and isinstance(expr.base, A.Name) and not expr.base.scope:
+        handler = _TERMS.get(type(expr))
+        if handler is None:
+            raise Untranslatable(type(expr).__name__)
+        return handler(self, expr)
+
+    def number(self, expr: A.Number) -> Any:
+        number = expr.value
+        if isinstance(number, float):
+            if not number.is_integer():
+                raise Untranslatable("float")
+            number = int(number)
+        return _z3().BitVecVal(number, BITS)
+
+    def cast(self, expr: A.Cast) -> Any:
+        return self.term(expr.operand)
+
+    def binary_node(self, expr: A.Binary) -> Any:
+        return self.binary(expr.op, self.term(expr.left), self.term(expr.right))
+
+    def unary(self, expr: A.Unary) -> Any:
+        if expr.postfix or expr.op not in ("-", "+", "~", "!"):
+            raise Untranslatable("Unary")
+        inner = self.term(expr.operand)
+        if expr.op == "!":
+            return _z3().If(inner == 0, _one(), _zero())
+        return -inner if expr.op == "-" else (~inner if expr.op == "~" else inner)
+
+    def ternary(self, expr: A.Ternary) -> Any:
+        return _z3().If(self.term(expr.cond) != 0, self.term(expr.then), self.term(expr.other))
+
+    def index(self, expr: A.Index) -> Any:
+        """A local array's slot whose value the point fixes (`x[3]`); memory is not a term."""
+        z3 = _z3()
+        if isinstance(expr.base, A.Name) and not expr.base.scope:
             index = z3.simplify(self.term(expr.index))
             if not z3.is_bv_value(index) and self.side.points:
                 raise _Concrete()              # a slot chosen by an outer loop: translate per iteration
-            if z3.is_bv_value(index):
-                key = f"{expr.base.ident}[{index.as_signed_long()}]"
-                if key in self.side.fixed:
-                    return z3.BitVecVal(self.side.fixed[key], BITS)
-        raise Untranslatable(type(expr).__name__)
+            key = f"{expr.base.ident}[{index.as_signed_long()}]" if z3.is_bv_value(index) else None
+            if key in self.side.fixed:
+                return z3.BitVecVal(self.side.fixed[key], BITS)
+        raise Untranslatable("Index")
 
     def name(self, name: str) -> Any:
         z3 = _z3()
@@ -243,6 +254,12 @@ class _Translator:
         if op in cmp:
             return z3.If(cmp[op](), _one(), _zero())
         raise Untranslatable(op)
+
+
+_TERMS: dict[type, Callable[[_Translator, Any], Any]] = {
+    A.Number: _Translator.number, A.Cast: _Translator.cast, A.Call: _Translator.call,
+    A.Binary: _Translator.binary_node, A.Unary: _Translator.unary, A.Ternary: _Translator.ternary,
+    A.Index: _Translator.index}
 
 
 def _one() -> Any:
