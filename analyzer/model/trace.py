@@ -657,24 +657,7 @@ class _RoleWalker:
         kinds = self.b.kinds
         loop_vars = {n: r for n, r in self.ranges.items() if n != "threadIdx.x" and kinds.mentions(cond, n)}
         if loop_vars or kinds.mentions(cond, "threadIdx.x"):
-            masks = self.b.thread_masks(cond, env, self.active, loop_vars)
-            if masks is None:          # undecidable per thread (reads memory): some threads, unknown
-                self.uncertain += 1
-                self.uncertain_conds.append(cond)
-                self.guarded_walk(s.then, cond, True, env, mult, it)
-                if s.other is not None:
-                    self.guarded_walk(s.other, cond, False, env, mult, it)
-                self.uncertain_conds.pop()
-                self.uncertain -= 1
-                return
-            taken, skipped = masks
-            self.guards.append((cond, True))
-            self.branch(s.then, taken, env, it, guarded)
-            self.guards.pop()
-            if s.other is not None:
-                self.guards.append((cond, False))
-                self.branch(s.other, skipped, env, it, guarded)
-                self.guards.pop()
+            self._thread_if(s, cond, env, mult, it, guarded, loop_vars)
             return
         value = self.b.eval(cond, env)
         if value is not None:
@@ -690,6 +673,29 @@ class _RoleWalker:
             self.stmt(s.other, env, mult, it, guarded)
         self.uncertain_conds.pop()
         self.uncertain -= 1
+
+    def _thread_if(self, s: A.If, cond: A.Expr, env: dict, mult: int, it: tuple, guarded: bool,
+                   loop_vars: dict[str, tuple[int, int]]) -> None:
+        """An `if` on the thread index or once-walked loop variables: each branch walked by the
+        threads that take it, under the condition as a guard."""
+        masks = self.b.thread_masks(cond, env, self.active, loop_vars)
+        if masks is None:          # undecidable per thread (reads memory): some threads, unknown
+            self.uncertain += 1
+            self.uncertain_conds.append(cond)
+            self.guarded_walk(s.then, cond, True, env, mult, it)
+            if s.other is not None:
+                self.guarded_walk(s.other, cond, False, env, mult, it)
+            self.uncertain_conds.pop()
+            self.uncertain -= 1
+            return
+        taken, skipped = masks
+        self.guards.append((cond, True))
+        self.branch(s.then, taken, env, it, guarded)
+        self.guards.pop()
+        if s.other is not None:
+            self.guards.append((cond, False))
+            self.branch(s.other, skipped, env, it, guarded)
+            self.guards.pop()
 
     def guarded_walk(self, body: A.Node, cond: A.Expr, polarity: bool, env: dict, mult: int,
                      it: tuple) -> None:
