@@ -92,27 +92,17 @@ def operand_chunks(desc: Descriptor, start: int, rows: int, k: int, elem: int, m
     kbytes = k * elem
     if kbytes % 16 or (rows * elem) % 16 and mn_major:
         return None
-    lbo, sbo = desc.lbo * 16, desc.sbo * 16
-    out: set[int] = set()
     if desc.layout == 0:
-        if mn_major:
-            logical = [(x // 16) * sbo + (kk % 8) * 16 + (kk // 8) * lbo
-                       for x in range(0, rows * elem, 16) for kk in range(k)]
-        else:
-            logical = [(r % 8) * 16 + (r // 8) * sbo + (kb // 16) * lbo
-                       for r in range(rows) for kb in range(0, kbytes, 16)]
         width = 16
+        logical = _interleaved(desc, rows, k, elem, mn_major)
     elif desc.layout in SWIZZLE_BYTES:
         width = SWIZZLE_BYTES[desc.layout]
-        if mn_major:
-            logical = [(x % width) + (x // width) * lbo + (kk % 8) * width + (kk // 8) * sbo
-                       for x in range(0, rows * elem, 16) for kk in range(k)]
-        else:
-            if kbytes > width:
-                return None
-            logical = [(r % 8) * width + (r // 8) * sbo + kb for r in range(rows) for kb in range(0, kbytes, 16)]
+        if not mn_major and kbytes > width:
+            return None
+        logical = _swizzled(desc, width, rows, k, elem, mn_major)
     else:
         return None
+    out: set[int] = set()
     mask = width // 16 - 1
     for rel in logical:
         a = base + start + rel
@@ -120,6 +110,25 @@ def operand_chunks(desc: Descriptor, start: int, rows: int, k: int, elem: int, m
             a ^= ((a >> 7) & mask) << 4
         out.add((a - base) // 16 * 16)
     return frozenset(out)
+
+
+def _interleaved(desc: Descriptor, rows: int, k: int, elem: int, mn_major: bool) -> list[int]:
+    """The operand's chunk offsets (from its start) in the interleaved layout (no swizzle)."""
+    lbo, sbo = desc.lbo * 16, desc.sbo * 16
+    if mn_major:
+        return [(x // 16) * sbo + (kk % 8) * 16 + (kk // 8) * lbo
+                for x in range(0, rows * elem, 16) for kk in range(k)]
+    return [(r % 8) * 16 + (r // 8) * sbo + (kb // 16) * lbo
+            for r in range(rows) for kb in range(0, k * elem, 16)]
+
+
+def _swizzled(desc: Descriptor, width: int, rows: int, k: int, elem: int, mn_major: bool) -> list[int]:
+    """The operand's chunk offsets (from its start, before the XOR) in a `width`-byte swizzle."""
+    lbo, sbo = desc.lbo * 16, desc.sbo * 16
+    if mn_major:
+        return [(x % width) + (x // width) * lbo + (kk % 8) * width + (kk // 8) * sbo
+                for x in range(0, rows * elem, 16) for kk in range(k)]
+    return [(r % 8) * width + (r // 8) * sbo + kb for r in range(rows) for kb in range(0, k * elem, 16)]
 
 
 def merged(chunks: set[int] | frozenset[int]) -> list[tuple[int, int]]:
