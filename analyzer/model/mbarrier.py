@@ -67,12 +67,17 @@ class MBarrierAnalysis:
                 continue        # its protocol runs partly in code pipelint does not see
             found.setdefault(issue.key, issue)
         for name, call in sorted(opaque.items()):
-            first = next((ev for ev in self.model.trace.all_events() if ev.node is call), None) or next(
-                (ev for ev in self.model.trace.all_events() if ev.barrier and ev.barrier[0] == name), None)
+            first = self._opaque_first(name, call)
             if first is not None:
                 issue = ProtocolIssue(I.UNANALYZED, first, {"opaque": name, "callee": call.name})
                 found.setdefault(issue.key, issue)
         return list(found.values())
+
+    def _opaque_first(self, name: str, call: A.Call) -> Event | None:
+        """Where to report a barrier array passed to a call pipelint does not model: the call's
+        first event, else the array's first use."""
+        return next((ev for ev in self.model.trace.all_events() if ev.node is call), None) or next(
+            (ev for ev in self.model.trace.all_events() if ev.barrier and ev.barrier[0] == name), None)
 
     @functools.cached_property
     def cluster_barriers(self) -> frozenset[str]:
