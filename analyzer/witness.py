@@ -277,8 +277,17 @@ def _witness_of(f: Finding, pool: list[_Candidate]) -> Witness | None:
     near = {r.line for r in f.related if r.path == f.location.path} | {f.location.line}
     match = [c for c in pool if c.lines[0] in near and c.lines[1] in near]
     match = match or [c for c in pool if c.lines[0] in near or c.lines[1] in near]
+    best = _best(match)
+    if best is None:
+        return None
+    return replace(best, rule=f.rule, line=f.location.line, message=f.message)
+
+
+def _best(match: list[_Candidate]) -> Witness | None:
+    """The first of the best-scoring witnesses the candidates build; (0, 0) is the best there is:
+    the search stops there."""
     best: Witness | None = None
-    for c in match:             # the first of the best scores; (0, 0) is the best there is: stop there
+    for c in match:
         w = None
         with contextlib.suppress(StopIteration, IndexError, KeyError, AttributeError):
             w = c.build()
@@ -286,7 +295,5 @@ def _witness_of(f: Finding, pool: list[_Candidate]) -> Witness | None:
             best = w
             if _score(w) == (0, 0):
                 break
-    if best is None:
-        return None
-    return replace(best, rule=f.rule, line=f.location.line, message=f.message)
+    return best
 
