@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..cuda import ast as A
 from .intrinsics import HazardKind, K
 from .intrinsics import HazardKind as H
-from .threads import cross_thread, different_values, stored_value
+from .threads import cross_thread, different_values, stored_value, touch
 from .trace import Event
 from .wgmma import retired_before
 
@@ -79,6 +79,9 @@ class _Range:
 
 # Hazards a barrier orders between threads: none when every overlap is a thread with itself.
 _THREAD_EXACT = frozenset({H.RAW_UNSYNCED, H.WAR_UNSYNCED, H.RAW_PLAIN, H.WAR_PLAIN, H.WAW_PLAIN})
+# a copy still in flight (or never committed, or merged into a later group) at a read of its
+# bytes: a hazard for any thread, its own included, but only where the exact bytes meet
+_BYTE_EXACT = frozenset({H.RAW_INCOMPLETE, H.RAW_UNCOMMITTED, H.WAIT_UNCOMMITTED, H.GROUP_MERGED, H.DRAIN})
 # Hazards between plain (non-async) accesses: what only the plain simulation looks for.
 PLAIN_KINDS = frozenset({H.RAW_PLAIN, H.WAR_PLAIN, H.WAW_PLAIN})
 
@@ -155,6 +158,8 @@ class _Sim:
         return pieces
 
     def hazard(self, kind: HazardKind, first: Event, second: Event, warp: int | None = None, **kw: Any) -> None:
+        if kind in _BYTE_EXACT and self.disjoint(first, second):
+            return          # hulls overlap, but no thread's bytes meet any thread's (issue 31, item 6)
         if kind in _THREAD_EXACT:
             between = self.between_threads(first, second, warp)
             if between is False:
@@ -192,6 +197,17 @@ class _Sim:
             self.hazards.setdefault((H.WAW_PLAIN, id(ev.node), id(ev.node)),
                                     Hazard(H.WAW_PLAIN, ev, ev, ev.buffer or "", self.model.slot(ev),
                                            certain=False))
+
+    def disjoint(self, a: Event, b: Event) -> bool:
+        """Whether no byte `a` touches in any thread is touched by `b` in any thread, the same
+        thread included: a wait leaves a copy in flight, and it matters to whoever reads its
+        bytes, its own thread too.  Decided on the exact per-thread sets (`model.presburger`);
+        False where either side's bytes are not per-thread sets (collectives, unknown indices)."""
+        if a.unknown_footprint or b.unknown_footprint or a.possible or b.possible:
+            return False
+        if a.lanes is None or b.lanes is None or a.lanes.collective or b.lanes.collective:
+            return False
+        return touch(a.lanes, b.lanes, self.model.index.memo["eval"], self.model.shift(a, b)) is False
 
     def between_threads(self, a: Event, b: Event, warp: int | None = None) -> bool | None:
         """Whether `b` touches bytes a *different* thread touched in `a` (None: undecided), not
@@ -552,22 +568,35 @@ class CpAsyncAnalysis:
             # Only the roles that execute this barrier can change without it: the others
             # run as before (barriers already found redundant added nothing to them).
             trial = frozenset(disabled | {id(node)})
-            new: dict[tuple, Hazard] = {}
-            for events, mine in zip(roles, syncs):
-                if id(node) in mine:
-                    found = _Sim(self.model, True, trial & mine, {}).run(events)
-                    new.update((k, h) for k, h in found.items() if k not in base)
+            new = self._role_trial(trial, id(node), roles, syncs, base)
             if not new and races.relevant:
-                found, finished = races.simulate(trial)
-                new.update((k, h) for k, h in found.items() if k not in cross_base)
-                if not finished:         # the others wait at a barrier this one no longer meets
-                    new[("hang", id(node))] = Hazard(H.RAW_PLAIN, _first_event(roles, node),
-                                                     _first_event(roles, node), "", None)
+                self._cross_trial(new, trial, node, roles, cross_base)
             if new:
                 orders[id(node)] = new
             else:
                 disabled.add(id(node))
         return orders
+
+    def _role_trial(self, trial: frozenset, node: int, roles: list[list[Event]], syncs: list[set[int]],
+                    base: dict[tuple, Hazard]) -> dict[tuple, Hazard]:
+        """The hazards within a role that the barriers of `trial` gone add, in the roles that
+        execute barrier `node` (the others run as before)."""
+        new: dict[tuple, Hazard] = {}
+        for events, mine in zip(roles, syncs):
+            if node in mine:
+                found = _Sim(self.model, True, trial & mine, {}).run(events)
+                new.update((k, h) for k, h in found.items() if k not in base)
+        return new
+
+    def _cross_trial(self, new: dict[tuple, Hazard], trial: frozenset, node: A.Node, roles: list[list[Event]],
+                     cross_base: set[tuple]) -> None:
+        """Adds to `new` the races between roles the barriers of `trial` gone add, and a hang
+        where the others wait at a barrier `node` no longer meets."""
+        found, finished = self.model.races.simulate(trial)
+        new.update((k, h) for k, h in found.items() if k not in cross_base)
+        if not finished:         # the others wait at a barrier this one no longer meets
+            new[("hang", id(node))] = Hazard(H.RAW_PLAIN, _first_event(roles, node),
+                                             _first_event(roles, node), "", None)
 
     @functools.cached_property
     def broken(self) -> bool:
