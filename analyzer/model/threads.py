@@ -204,6 +204,22 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int = 0, warp_m
     return found
 
 
+def touch(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int = 0) -> bool | None:
+    """Whether some byte is touched by a thread in `a` and by any thread in `b`, the same one
+    included (an asynchronous copy in flight and a read of its bytes); decided as `cross_thread`."""
+    key = ("any", _key(a), _key(b), shift, _opaque_key(evaluator))
+    if key in _CROSS:
+        return _CROSS[key]
+    from .presburger import decide
+
+    found = decide(a, b, shift, getattr(evaluator, "opaque", None), any_threads=True)[0]
+    if len(_CROSS) > 16384:
+        _CROSS.clear()
+    _CROSS[key] = found
+    _KEEP.append((a.index, a.guards, b.index, b.guards))
+    return found
+
+
 def _opaque_key(evaluator) -> tuple:
     """The run-time values a scenario fixes (they change what an index evaluates to)."""
     from .evaluate import frozen_values
