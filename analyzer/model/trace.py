@@ -1347,19 +1347,20 @@ def _culprit(index: A.Expr, env: dict, ranges: dict) -> A.Node | None:
     """The part of an index that has no value here, for the note that says what was not decided:
     a read of memory (`idx[i]`), a call that is not index arithmetic, or a name with no value (a
     kernel argument, a local computed from data).  Outermost first, in source order."""
-    callees = {id(n.callee) for n in index.walk() if isinstance(n, A.Call)}
-    for node in index.walk():
-        if id(node) in callees:
-            continue
-        if isinstance(node, A.Index):
-            return node
-        if isinstance(node, A.Call) and thread_index_call(node) is None and node.name not in ("max", "min"):
-            return node
-        if isinstance(node, (A.Member, A.Cast)) and builtin_name(node):
-            continue
-        if isinstance(node, A.Name) and not node.scope and node.ident not in env and node.ident not in ranges:
-            return node
-    return None
+    # not themselves parts with a value: a callee's name, and `threadIdx` of `threadIdx.x`
+    skipped = {id(n.callee) for n in index.walk() if isinstance(n, A.Call)}
+    skipped |= {id(n.base) for n in index.walk() if isinstance(n, A.Member) and builtin_name(n)}
+    return next((node for node in index.walk() if id(node) not in skipped and _valueless(node, env, ranges)), None)
+
+
+def _valueless(node: A.Node, env: dict, ranges: dict) -> bool:
+    if isinstance(node, A.Index):
+        return True
+    if isinstance(node, A.Call):
+        return thread_index_call(node) is None and node.name not in ("max", "min")
+    if isinstance(node, (A.Member, A.Cast)) and builtin_name(node):
+        return False
+    return isinstance(node, A.Name) and not node.scope and node.ident not in env and node.ident not in ranges
 
 
 def evaluate_text(text: str) -> int | None:
