@@ -380,9 +380,9 @@ class _ForcedRunner:
                 runs.update([self.one("twin_delay_0", fs.render(twin, []), twin_pt)])
             futs = [pool.submit(self.one, f"delay_{d.number}", fs.render(text, [d]), natural_pt, poisoned_pt)
                     for d in delays]
-            for d in delays if twin is not None else []:
-                t = fs.relocate(d, twin)
-                if t is not None:
+            for d in delays:
+                t = fs.relocate(d, twin) if twin is not None else None
+                if twin is not None and t is not None:
                     moved[d.number] = t
                     futs.append(pool.submit(self.one, f"twin_delay_{d.number}", fs.render(twin, [t]), twin_pt,
                                             twin_poisoned_pt))
