@@ -191,32 +191,29 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int = 0, warp_m
     where an index is not Presburger), for any number of threads and points; None only where
     an index or a guard depends on memory or an unknown call, or the solver times out.
     """
-    key = (_key(a), _key(b), shift, warp_mask, _opaque_key(evaluator))
-    if key in _CROSS:
-        return _CROSS[key]
-    from .presburger import decide
-
-    found = decide(a, b, shift, getattr(evaluator, "opaque", None), warp_mask=warp_mask)[0]
-    if len(_CROSS) > 16384:
-        _CROSS.clear()
-    _CROSS[key] = found
-    _KEEP.append((a.index, a.guards, b.index, b.guards))     # the nodes behind the ids stay alive
-    return found
+    return _decided(a, b, evaluator, shift, warp_mask, any_threads=False)
 
 
 def touch(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int = 0) -> bool | None:
     """Whether some byte is touched by a thread in `a` and by any thread in `b`, the same one
     included (an asynchronous copy in flight and a read of its bytes); decided as `cross_thread`."""
-    key = ("any", _key(a), _key(b), shift, _opaque_key(evaluator))
+    return _decided(a, b, evaluator, shift, None, any_threads=True)
+
+
+def _decided(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int, warp_mask: int | None,
+             any_threads: bool) -> bool | None:
+    """The question, asked once per pair of accesses and scenario (`model.presburger.decide`)."""
+    key = (_key(a), _key(b), shift, warp_mask, any_threads, _opaque_key(evaluator))
     if key in _CROSS:
         return _CROSS[key]
     from .presburger import decide
 
-    found = decide(a, b, shift, getattr(evaluator, "opaque", None), any_threads=True)[0]
+    found = decide(a, b, shift, getattr(evaluator, "opaque", None), warp_mask=warp_mask,
+                   any_threads=any_threads)[0]
     if len(_CROSS) > 16384:
         _CROSS.clear()
     _CROSS[key] = found
-    _KEEP.append((a.index, a.guards, b.index, b.guards))
+    _KEEP.append((a.index, a.guards, b.index, b.guards))     # the nodes behind the ids stay alive
     return found
 
 
