@@ -187,7 +187,7 @@ class _Sim:
         if key not in memo:
             value = stored_value(ev.node)
             memo[key] = different_values(ev.lanes, ev.lanes, (value, value), self.model.index.memo["eval"],
-                                         self.model.registers)
+                                         self.model.registers, definitions=self.model.definitions)
         verdict = memo[key]
         if verdict is False:
             return

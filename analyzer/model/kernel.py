@@ -9,12 +9,14 @@ the model never imports them and a check that needs none of them costs nothing.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Self
 
 from ..cuda import ast as A
 from ..cuda.linemap import LineMap, Origin
+from .definitions import Definitions
 from .evaluate import evaluate, interval
 from .index import KernelIndex
 from .intrinsics import SYNC_KINDS, K
@@ -102,6 +104,11 @@ class KernelModel:
         # count: a one-iteration scenario touches one slot and could not see it.
         self.stages = stages if stages is not None else self._stages()
         self._check_init_counts()
+
+    @functools.cached_property
+    def definitions(self) -> Definitions:
+        """The registers' reaching definitions, built at the first stored value that needs one."""
+        return Definitions.of(self.func)
 
     def _registers(self) -> frozenset[str]:
         """Variables declared in the body that may hold a different value in every thread

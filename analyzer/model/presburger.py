@@ -33,6 +33,7 @@ language.
 from __future__ import annotations
 
 import functools
+import hashlib
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -271,7 +272,27 @@ class _Side:
             return f"{_num(ca)} * {self.term(expr.right)}"
         if cb is not None:
             return f"{_num(cb)} * {self.term(expr.left)}"
+        if self.uniform(expr):      # `blockIdx.y * seq_len`: one value for both sides, one parameter
+            digest = hashlib.sha1(repr(shape_of(expr)).encode()).hexdigest()[:12]
+            return self.query.param(f"p_{digest}")
         raise Untranslatable("a product of two variables")
+
+    def uniform(self, expr: A.Expr) -> bool:
+        """Whether an expression has one value for both sides: it reads only block indices,
+        fixed values and (at one point of the kernel) names that are not per-thread registers."""
+        for n in expr.walk():
+            if isinstance(n, (A.Index, A.Call, A.Assign, A.Unary)) and not (
+                    isinstance(n, A.Unary) and n.op in ("-", "+")):
+                return False
+            if isinstance(n, A.Name) and not n.scope:
+                name = n.ident
+                if name == "threadIdx" or name in self.loops:
+                    return False
+                if name in ("blockIdx", "blockDim", "gridDim") or name in self.fixed:
+                    continue
+                if self.query.shared is None or name in self.query.shared or not name.isidentifier():
+                    return False
+        return True
 
     def bitwise(self, expr: A.Binary, op: str, ca: int | None, cb: int | None) -> str:
         if ca is not None or cb is not None:

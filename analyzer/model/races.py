@@ -185,7 +185,7 @@ class RaceRecorder(AccessRecorder):
     def _replicated(self, a: Event, b: Event, evaluator) -> bool | None:
         assert a.lanes is not None and b.lanes is not None
         return different_values(a.lanes, b.lanes, (stored_value(a.node), stored_value(b.node)), evaluator,
-                                self.model.registers, self.model.shift(a, b))
+                                self.model.registers, self.model.shift(a, b), self.model.definitions)
 
     def prune(self, records: list[_Access]) -> None:
         vcs = self.sim.vc

@@ -31,6 +31,7 @@ import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from ..cuda import ast as A
 from .evaluate import builtin_name, thread_index_call
@@ -290,7 +291,7 @@ def stored_value(node: A.Node) -> A.Expr | None:
 
 
 def different_values(a: LaneRecipe, b: LaneRecipe, values: tuple[A.Expr | None, A.Expr | None], evaluator,
-                     registers: frozenset[str], shift: int = 0) -> bool | None:
+                     registers: frozenset[str], shift: int = 0, definitions: Any = None) -> bool | None:
     """Whether a thread of store `a` and a *different* thread of store `b` write a common byte
     with different values (True), never (False), or cannot be said (None).  The two are one
     statement at one point of the kernel (run by two threads, or by two roles at one iteration).
@@ -313,12 +314,12 @@ def different_values(a: LaneRecipe, b: LaneRecipe, values: tuple[A.Expr | None, 
     opaque = getattr(evaluator, "opaque", None)
     verdict = decide(a, b, shift, opaque, values=values)[0]
     if verdict is None and va is not None and vb is not None:
-        verdict = _differ_through_memory(a, b, va, vb, opaque, registers, shift)
+        verdict = _differ_through_memory(a, b, va, vb, opaque, registers, shift, definitions)
     return verdict
 
 
 def _differ_through_memory(a: LaneRecipe, b: LaneRecipe, va: A.Expr, vb: A.Expr, opaque, registers: frozenset[str],
-                           shift: int) -> bool | None:
+                           shift: int, definitions: Any = None) -> bool | None:
     """Values that read memory (`A[bk * 128 + tk]`, `lse[(tx >> 5) * 16 + ...]`): one expression,
     which at every collision reads the same addresses and the same variables, stores the same
     value (False); None where that cannot be shown.  A memory read is taken as a function of its
@@ -330,7 +331,7 @@ def _differ_through_memory(a: LaneRecipe, b: LaneRecipe, va: A.Expr, vb: A.Expr,
     if shape(va) != shape(vb):
         return None
     varying = frozenset(n for r in (a, b) for n, _ in (*r.ranges, *r.points))
-    atoms_a, atoms_b = _atoms(va, registers, varying), _atoms(vb, registers, varying)
+    atoms_a, atoms_b = _atoms(va, registers, varying, definitions), _atoms(vb, registers, varying, definitions)
     if atoms_a is None or atoms_b is None or len(atoms_a) != len(atoms_b):
         return None
     for x, y in zip(atoms_a, atoms_b):
@@ -339,7 +340,8 @@ def _differ_through_memory(a: LaneRecipe, b: LaneRecipe, va: A.Expr, vb: A.Expr,
     return False
 
 
-def _atoms(value: A.Expr, registers: frozenset[str], varying: frozenset[str]) -> list[A.Expr] | None:
+def _atoms(value: A.Expr, registers: frozenset[str], varying: frozenset[str],
+           definitions: Any = None) -> list[A.Expr] | None:
     """What a stored value is a function of: the addresses of its memory reads and its variables
     outside them, the thread's and the loops' (`varying`; kernel parameters are the same for every
     thread); None: it reads a register or calls something impure."""
@@ -360,8 +362,9 @@ def _atoms(value: A.Expr, registers: frozenset[str], varying: frozenset[str]) ->
             out.append(node)
             return True
         if isinstance(node, A.Name):
-            if node.ident in registers:
-                return False
+            if node.ident in registers:      # a register: its reaching definition, where it is exact
+                found = definitions.value_at(node.ident, node) if definitions is not None else None
+                return found is not None and visit(found)
             if not node.scope and node.ident in varying:
                 out.append(node)
             return True
