@@ -6,7 +6,10 @@
 For each run a fresh server process is started and the kernel (default: examples/gemm.py) is
 opened; these numbers are taken:
 
-* start-up: spawning the server until it answers `initialize`;
+* start-up: spawning the server until it answers `initialize` (issue 39: it answers at once;
+  what it starts, TileLang's import in the first worker and the forkserver, goes on behind);
+* cold from the spawn (the goal's measure: a user counts from the moment the editor starts the
+  server): spawning the server until the first `publishDiagnostics`;
 * cold: `didOpen` until the first `publishDiagnostics` with an empty lowering cache (the
   kernel is lowered for the configured targets: by default sm_80 and sm_90, as written; the
   server publishes the first lowered variant's findings at once, cheapest variant first), and
@@ -19,13 +22,15 @@ opened; these numbers are taken:
   keeps waiting with TileLang imported; includes the debounce), first and complete;
 * second file: while that code edit is being lowered, a second kernel file (examples/reduction.py,
   lowered and cached by the cold server, opened with a comment added so that its analysis is not
-  cached) is opened; the time to its diagnostics.
+  cached) is opened; the time to its diagnostics (`second file`), and the same file's time
+  opened alone once that lowering is done (`alone`, another comment: analysis not cached).
+  "Unaffected" means: within 1 s, and within 0.5 s of `alone`.
 
 The server's log message for each checked file says where the lowering time went (the worker's
 TileLang import, waiting for a worker, each variant); the cold run's is printed.
 
 Goals (issue 39, on the 2-core development machine, medians of 3 fresh servers): first
-diagnostic cold <= 5 s, after a code edit <= 2 s, cached <= 0.3 s, and a second file's
+diagnostic cold <= 5 s from the server's spawn, after a code edit <= 2 s, cached <= 0.3 s, and a second file's
 diagnostics unaffected by the first's lowering (<= 1 s).  `--transcript` writes one session
 (the requests, the diagnostics, a hover, the inlay hints) as JSON.
 
@@ -65,6 +70,7 @@ class Session:
         self.published: list[tuple[float, lsp.PublishDiagnosticsParams]] = []
         self.log: list[dict] = []
         self.convert = default_converter()
+        self.spawned = 0.0                  # when the server process was spawned
 
         @self.client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def published(_: object, params: lsp.PublishDiagnosticsParams) -> None:
@@ -82,7 +88,7 @@ class Session:
                          "params": self.convert.unstructure(payload) if payload is not None else None})
 
     async def start(self) -> float:
-        started = time.perf_counter()
+        started = self.spawned = time.perf_counter()
         env = dict(os.environ, PIPELINT_CACHE_DIR=self.cache)
         await self.client.start_io(sys.executable, "-m", "pipelint", "server", env=env)
         params = lsp.InitializeParams(
@@ -159,6 +165,16 @@ class Session:
             self.diagnostics.get_nowait()
         return first - started, done, other
 
+    async def alone(self, second: Path) -> float:
+        """The second file's open-to-diagnostics with nothing else running (closed, then opened
+        with another comment: its lowering cached, its analysis not): what `second` is held to."""
+        self.client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(second.as_uri())))
+        await self.published_for(second.as_uri())       # the close's empty diagnostics
+        lines = second.read_text().split("\n")
+        lines[0] += "  # opened alone"
+        opened = self.send_open(second, "\n".join(lines), "python")
+        return await self.published_for(second.as_uri()) - opened
+
     async def hover_and_hints(self, path: Path, shift: int = 0) -> None:
         """Hover and inlay hints on the T.Pipelined line (`shift`: lines the edits inserted above it)."""
         line = next(i for i, t in enumerate(path.read_text().splitlines()) if "T.Pipelined(" in t) + shift
@@ -201,6 +217,7 @@ async def one_run(kernel: Path, transcript: Path | None, options: dict) -> dict:
         startup = await cold.start()
         opened = time.perf_counter()
         first, diags = await cold.open(kernel)
+        from_spawn = opened + first - cold.spawned
         complete, breakdown = await cold.complete(kernel, opened)
         await cold.open(SECOND)             # lowered and cached for the second-file measure
         await cold.complete(SECOND, opened)
@@ -212,14 +229,15 @@ async def one_run(kernel: Path, transcript: Path | None, options: dict) -> dict:
             warm.diagnostics.get_nowait()
         edit = await warm.comment_edit(kernel)
         relower, relower_done, second = await warm.code_edit(kernel, SECOND)
+        alone = await warm.alone(SECOND)
         if transcript is not None:
             await warm.hover_and_hints(kernel, shift=1)      # the code edit added a line on top
             transcript.write_text(json.dumps(cold.log + warm.log, indent=1, ensure_ascii=False) + "\n")
         await warm.stop()
-    return {"startup_s": startup, "first_diagnostic_cold_s": first, "cold_complete_s": complete,
-            "first_diagnostic_cached_s": cached, "after_comment_edit_s": edit, "after_code_edit_s": relower,
-            "code_edit_complete_s": relower_done, "second_file_s": second, "diagnostics": len(diags.diagnostics),
-            "breakdown": breakdown}
+    return {"startup_s": startup, "cold_from_spawn_s": from_spawn, "first_diagnostic_cold_s": first,
+            "cold_complete_s": complete, "first_diagnostic_cached_s": cached, "after_comment_edit_s": edit,
+            "after_code_edit_s": relower, "code_edit_complete_s": relower_done, "second_file_s": second,
+            "second_file_alone_s": alone, "diagnostics": len(diags.diagnostics), "breakdown": breakdown}
 
 
 async def pathological_run() -> dict:
@@ -272,20 +290,24 @@ def main() -> int:
         r = asyncio.run(one_run(kernel, Path(args.transcript) if args.transcript and i == 0 else None, options))
         runs.append(r)
         print(f"run {i + 1} (load {os.getloadavg()[0]:.1f}): start-up {r['startup_s']:.2f} s, "
-              f"first diagnostic cold {r['first_diagnostic_cold_s']:.2f} s (complete {r['cold_complete_s']:.2f} s), "
+              f"first diagnostic cold {r['cold_from_spawn_s']:.2f} s from the spawn, "
+              f"{r['first_diagnostic_cold_s']:.2f} s from didOpen (complete {r['cold_complete_s']:.2f} s), "
               f"cached {r['first_diagnostic_cached_s']:.2f} s, "
               f"after a comment edit {r['after_comment_edit_s']:.2f} s, "
               f"after a code edit {r['after_code_edit_s']:.2f} s (complete {r['code_edit_complete_s']:.2f} s), "
-              f"second file during that lowering {r['second_file_s']:.2f} s "
+              f"second file during that lowering {r['second_file_s']:.2f} s (alone {r['second_file_alone_s']:.2f} s) "
               f"({r['diagnostics']} diagnostic(s))\n    cold: {r['breakdown']}", flush=True)
-    keys = ("startup_s", "first_diagnostic_cold_s", "cold_complete_s", "first_diagnostic_cached_s",
-            "after_comment_edit_s", "after_code_edit_s", "code_edit_complete_s", "second_file_s")
+    keys = ("startup_s", "cold_from_spawn_s", "first_diagnostic_cold_s", "cold_complete_s", "first_diagnostic_cached_s",
+            "after_comment_edit_s", "after_code_edit_s", "code_edit_complete_s", "second_file_s", "second_file_alone_s")
     median = {k: statistics.median(r[k] for r in runs) for k in keys}
     print("median: " + ", ".join(f"{k} {v:.2f}" for k, v in median.items()))
-    goals = {"first_diagnostic_cold_s": 5.0, "after_code_edit_s": 2.0, "first_diagnostic_cached_s": 0.3,
+    goals = {"cold_from_spawn_s": 5.0, "after_code_edit_s": 2.0, "first_diagnostic_cached_s": 0.3,
              "second_file_s": 1.0}
     missed = [k for k, limit in goals.items() if median[k] > limit]
-    print(f"goals (cold <= 5 s, code edit <= 2 s, cached <= 0.3 s, second file <= 1 s): "
+    if median["second_file_s"] > median["second_file_alone_s"] + 0.5:
+        missed.append("second_file_s (more than 0.5 s over the same file opened alone)")
+    print(f"goals (cold <= 5 s from the server's spawn, code edit <= 2 s, cached <= 0.3 s, second file <= 1 s "
+          f"and within 0.5 s of the same file opened alone): "
           f"{'met' if not missed else 'NOT met: ' + ', '.join(missed)} on {os.cpu_count()} core(s), "
           f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0 if not missed else 1

@@ -53,15 +53,13 @@ def _check_or_watch(args: argparse.Namespace, host: Any, check: Any) -> int:
 
 def cmd_server(args: argparse.Namespace, host: Any) -> int:
     """`pipelint server`: the language server over stdio until the client says exit."""
-    # the analysis processes' forkserver first: its preload (pipelint, the plugins, the grammar)
-    # runs while this process imports pygls and lsprotocol
-    # and the worker that lowers the first kernel file: TileLang's import (the slowest part of a
-    # cold lowering) overlaps the server's start-up; the server adopts it, or kills it when the
-    # client asks for no lowering (lowerPython or warmWorker false)
-    from ..lsp.cudajob import warm_up
+    # the worker that lowers the first kernel file first: TileLang's import (4.6 s of CPU, the
+    # critical path of the first diagnostic) overlaps the server's start-up; the server adopts
+    # it, or kills it when the client asks for no lowering (lowerPython or warmWorker false).
+    # The analysis processes' forkserver starts after `initialize` (issue 39: `start_up`), so
+    # that its preload does not compete with this import and the server's own for two cores.
     from ..lsp.lowering import start_worker_now
 
-    warm_up()
     early = start_worker_now()
     try:
         from ..lsp.server import serve

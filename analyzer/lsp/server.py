@@ -90,12 +90,40 @@ class PipelintServer(LanguageServer):
         self.debounce = DEBOUNCE
         self.lower_python = True            # false: only .cu/.cuh buffers (no kernel file is run)
         self.warm_worker = True             # a lowering worker waits with TileLang imported
-        from .cudajob import warm_up
-
-        warm_up()                           # the processes that analyse .cu buffers fork from it
         self._tokens = itertools.count(1)
         self.early_worker: Any = None       # a worker `pipelint server` started before the loop ran
         self._lowered: dict[str, tuple[dict | None, dict]] = {}    # path -> its last lowering, params
+        self.adopted: asyncio.Future | None = None     # the early worker adopted, the standby asked for
+        self.forked: asyncio.Future | None = None      # the analysis processes' forkserver answers
+
+    def start_up(self) -> None:
+        """Start what `initialize` used to wait for, without waiting: the worker `pipelint server`
+        started (TileLang importing) becomes the standby, and the forkserver is started and made
+        to answer off the event loop (`cudajob.ready`).  The forkserver starts here, not at the
+        spawn: its preload (0.3 s of CPU alone) competed on two cores with the server's own
+        start-up and the worker's TileLang import, which is the first diagnostic's critical path;
+        the first analysis process is needed only once the first variant is lowered."""
+        from .cudajob import ready
+
+        early, self.early_worker = self.early_worker, None
+
+        async def adopt() -> None:
+            await self.lowerer.adopt(early)     # started before the event loop ran, TileLang importing
+            await self.lowerer.prepare()
+
+        async def fork() -> None:
+            await ready()
+            trace("forkserver ready")
+
+        self.adopted = asyncio.ensure_future(adopt())
+        self.forked = asyncio.ensure_future(fork())
+
+    async def started(self, what: asyncio.Future | None) -> None:
+        """Wait for a part of the start-up (`adopted`, `forked`); one that failed is not waited for
+        (a lowering then spawns its own worker, an analysis starts the forkserver itself)."""
+        if what is not None and not what.done():
+            with contextlib.suppress(Exception):
+                await asyncio.shield(what)
 
     # -------------------------------------------------------------- runs
     def schedule(self, uri: str, delay: float = 0.0) -> None:
@@ -311,6 +339,7 @@ class PipelintServer(LanguageServer):
         """Await a buffer's analysis with the other buffers' lowering workers stopped for at
         most PAUSE_OTHERS seconds (`Lowerer.pause_others`): one file's lowering does not hold
         another's diagnostics back."""
+        await self.started(self.forked)        # no Process.start blocking the loop on the forkserver
         paused = self.lowerer.pause_others(path)
         resume = asyncio.get_running_loop().call_later(PAUSE_OTHERS, self.lowerer.resume, paused)
         try:
@@ -333,6 +362,7 @@ class PipelintServer(LanguageServer):
     async def _lower(self, path: str, text: str, settings: Any, folder: Path, use_cache: bool,
                      progress: Any = None, budgets: dict | None = None) -> Any:
         """Lower with a progress report in the client (when it shows them and this is no cache hit)."""
+        await self.started(self.adopted)       # the worker importing TileLang since the spawn takes it
         window = self.client_capabilities.window
         token: str | None = None
         if window is not None and window.work_done_progress and \
@@ -498,17 +528,12 @@ def build_server(cache_dir: Path | None = None, host: Any = None) -> PipelintSer
         ls.lower_python = bool(opts.get("lowerPython", True))
         ls.warm_worker = bool(opts.get("warmWorker", True))
         ls.lowerer.warm = ls.lower_python and ls.warm_worker
-        from .cudajob import ready
-
-        # TileLang's import (2 s on a quiet machine, 7 s at a load of 8) starts now, in the worker
-        # that will lower the first kernel file, while the rest of the start-up runs
-        early, ls.early_worker = ls.early_worker, None
-        await ls.lowerer.adopt(early)       # started before the event loop ran, TileLang importing
-        prepared = asyncio.ensure_future(ls.lowerer.prepare())
+        # Issue 39: initialize answers at once; the start-up (adopting the worker that imports
+        # TileLang, the analysis processes' forkserver) goes on in the background, and a buffer's
+        # run waits only for the part it needs (`adopted` before a lowering, `forked` before an
+        # analysis process).  Awaiting them here made the editor wait 1.2-6 s for initialize.
+        ls.start_up()
         trace("initialize")
-        await ready()       # the analysis processes' forkserver is up: no first file waits for it
-        trace("forkserver ready")
-        await prepared
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: PipelintServer, params: lsp.InitializedParams) -> None:
