@@ -51,6 +51,8 @@ from pipelint.witness import (
 DELAY_CYCLES = 4_000_000           # ~2 ms at the H200's 1.98 GHz: far beyond any copy's or barrier's latency
 SELECT_VAR = "pl_fs_select"
 SPIN, HEAL, REFILL = "spin", "heal", "refill"
+STRETCH, STRESS = "stretch", "stress"
+STRETCH_REPEATS = (8, 32)          # the wgmma batch issued this many times before its commit (STRETCH)
 REFILL_BARRIER = 15                # the named barrier a poisoning group meets at (TileLang numbers its own from 1 up)
 
 
@@ -82,9 +84,21 @@ class Delay:
     refill: tuple[str, int] | None = None   # REFILL: (the load's destination expression, its bytes)
     group: int = 0                     # REFILL: the threads that poison (0: the loading thread alone)
     hot: tuple[str, str] | None = None  # REFILL before the slot's wait: (its mbarrier, its parity), polled
+    repeat: int = 0                    # STRETCH: the batch statement (`anchor`) issued this many times
+    joint: tuple[Delay, ...] = ()      # delays active together with this one (the same variant, the same number)
 
     def describe(self) -> str:
         """`warps 0-3 (threads 0-127) before line 29, k=2, 2.0 ms`: for tables and the `verify.delay` property."""
+        own = self._describe_one()
+        return " + ".join([own, *(j.describe() for j in self.joint)])
+
+    def _describe_one(self) -> str:
+        if self.mode == STRETCH:
+            return (f"the wgmma batch at line {self.line} issued {self.repeat} times on the same operands before its "
+                    f"commit (buggy and twin alike), every iteration")
+        if self.mode == STRESS:
+            return ("memory stress: a bandwidth hog on another stream (one 512-thread block per SM, streaming "
+                    "read-modify-write over 2 GiB) co-running with the launch")
         if self.mode == REFILL and self.refill is not None:
             who = f"threads 0-{self.group - 1} (mod {self.group}) of the loading group" if self.group \
                 else "the loading thread"
@@ -122,7 +136,7 @@ def _plan(f: Any, w: Witness | None, lines: list[str]) -> FindingPlan:
         return FindingPlan(f.rule, f.location.line, f.message, None,
                            why_none="no hazard of the model matches the finding's lines")
     plan = FindingPlan(f.rule, f.location.line, f.message, w)
-    plan.delays = delays_for(w) + refills_for(w, lines)
+    plan.delays = delays_for(w) + refills_for(w, lines) + stress_for(w)
     if not plan.delays:
         plan.why_none = "neither side has threads to delay"
     return plan
@@ -209,9 +223,68 @@ def refills_for(w: Witness, lines: list[str]) -> list[Delay]:
             w_anchor, w_occurrence, w_line, hot = wait
             out.append(Delay("second", w_line, w_anchor, w_occurrence, (), (), 0, True, mode=REFILL,
                              refill=(dest, size), group=n, hot=hot))
-        return out
-    return [Delay("second", late.line, late.anchor, late.occurrence, (), (), 0, True, mode=REFILL,
-                  refill=(dest, size))]
+    else:
+        out = [Delay("second", late.line, late.anchor, late.occurrence, (), (), 0, True, mode=REFILL,
+                     refill=(dest, size))]
+    return out + stretches_for(w, lines, out)
+
+
+def stretches_for(w: Witness, lines: list[str], refills: list[Delay]) -> list[Delay]:
+    """STRETCH for a witness whose early side is a wgmma read (`tl::wgmma_*`) of a slot an early
+    release hands to a TMA load: the batch of wgmma between `tl::warpgroup_arrive();` and
+    `tl::warpgroup_commit_batch();` issued N times on the same operands (a `for` prefixed on the
+    batch's outermost statement, its line kept), so the reads still in flight when the release
+    lets the producer through last N times longer.  The protocol is unchanged (the same arrive,
+    commit, wait); only the duration of the asynchronous read is stretched, and the twin gets the
+    same stretch, so its output (N times the product) is the answer to compare with.  Each N
+    alone (the natural TMA overwrite) and, for the largest N, together with each refill."""
+    early = w.first
+    if not early.anchor.startswith("tl::wgmma"):
+        return []
+    batch = _wgmma_batch(lines, early.line)
+    if batch is None:
+        return []
+    anchor, occurrence, line = batch
+    out = [Delay("first", line, anchor, occurrence, (), (), 0, True, mode=STRETCH, repeat=n) for n in STRETCH_REPEATS]
+    top = out[-1]
+    out += [replace(top, joint=(r,)) for r in refills]
+    return out
+
+
+def _wgmma_batch(lines: list[str], line: int) -> tuple[str, int, int] | None:
+    """The outermost statement holding `line` that lies between the closest
+    `tl::warpgroup_arrive();` above it and the closest `tl::warpgroup_commit_batch();` below
+    it: (anchor, occurrence, line)."""
+    from pipelint.cuda.parser import CudaSyntaxError, parse
+
+    try:
+        func = _kernel(parse("\n".join(lines)).unit)
+    except (CudaSyntaxError, PlanError):
+        return None
+    stmts = statements(func)
+    anchors = [statement_anchor(lines, s) for s in stmts]
+    arrive = max((s.span.line for s, a in zip(stmts, anchors)
+                  if a == "tl::warpgroup_arrive();" and s.span.line < line), default=None)
+    commit = min((s.span.line for s, a in zip(stmts, anchors)
+                  if a == "tl::warpgroup_commit_batch();" and s.span.line > line), default=None)
+    if arrive is None or commit is None:
+        return None
+    inside = [s for s in stmts if arrive < s.span.line <= line <= s.span.end_line < commit]
+    if not inside:
+        return None
+    top = min(inside, key=lambda s: (s.span.line, s.span.column))
+    return statement_anchor(lines, top), anchor_occurrence(lines, stmts, top), top.span.line
+
+
+def stress_for(w: Witness) -> list[Delay]:
+    """STRESS for a witness whose two sides are one and the same threads and whose early side is
+    an asynchronous copy (`cp.async` read back by the thread that issued it: a too-shallow wait,
+    an uncommitted copy): no thread delay separates a thread from its own copy, so the copy's
+    flight time is what must stretch.  The run starts a memory-bandwidth hog on another stream
+    first (the host program, `PL_FS_STRESS=1`); the kernel's text is unchanged."""
+    if w.first.access != "copy" or not w.first.threads or set(w.first.threads) != set(w.second.threads):
+        return []
+    return [Delay("first", w.first.line, w.first.anchor, w.first.occurrence, (), (), 0, False, mode=STRESS)]
 
 
 _ELECT = re.compile(r"^if \(tl::tl_shuffle_elect<(\d+)>\(\)\)")
@@ -309,6 +382,11 @@ def delay_code(delay: Delay, select: bool = False, declared: frozenset[str] = fr
     """The one-line spin inserted before the statement (no newline: line numbers stay); for a
     REFILL, the poison stores of the load's destination, last bytes first (the last wgmma of a
     batch reads them), then the proxy fence that orders them before the TMA's own writes."""
+    if delay.mode == STRESS:
+        return ""                      # the host program's doing (PL_FS_STRESS), not the kernel's
+    if delay.mode == STRETCH:
+        times = f"(({SELECT_VAR} == {delay.number}) ? {delay.repeat} : 1)" if select else str(delay.repeat)
+        return f"for (int pl_r = 0; pl_r < {times}; ++pl_r) "
     if delay.mode == REFILL and delay.refill is not None:
         dest, size = delay.refill
         cond = f"if ({SELECT_VAR} == {delay.number}) " if select else ""
@@ -399,8 +477,12 @@ def render(text: str, delays: list[Delay], *, select: bool = False, poison: bool
     lines = text.split("\n")
     inserts: list[tuple[int, int, str]] = []        # (line, column, text) inserted before that column
     for d in delays:
-        stmt = _locate(lines, func, d.anchor, d.occurrence)
-        inserts.append((stmt.span.line, statement_column(lines, stmt), delay_code(d, select, _loop_vars(func, stmt))))
+        for part in (d, *(replace(j, number=d.number) for j in d.joint)):
+            if part.mode == STRESS:
+                continue
+            stmt = _locate(lines, func, part.anchor, part.occurrence)
+            inserts.append((stmt.span.line, statement_column(lines, stmt),
+                            delay_code(part, select, _loop_vars(func, stmt))))
     if poison:
         inserts.extend(_poison_insert(func, lines))
     if select:
@@ -428,11 +510,19 @@ def relocate(delay: Delay, twin: str, kernel: str | None = None) -> Delay | None
 
     lines = twin.split("\n")
     func = _kernel(parse(twin).unit, kernel)
+    joint = []
+    for j in delay.joint:
+        moved = relocate(j, twin, kernel)
+        if moved is None:
+            return None
+        joint.append(moved)
+    if delay.mode == STRESS:
+        return replace(delay, joint=tuple(joint))
     try:
         stmt = _locate(lines, func, delay.anchor, delay.occurrence)
     except PlanError:
         return None
-    return replace(delay, line=stmt.span.line)
+    return replace(delay, line=stmt.span.line, joint=tuple(joint))
 
 
 def rename_kernel(twin: str, like: str) -> str:

@@ -21,6 +21,11 @@ unedited kernel and hang timeouts.  The verdict is the strongest evidence, in th
 5. `confirmed by a hang` — a run timed out (an mbarrier waiting for a phase that never comes);
 6. `not reproduced` — with what was tried.  Never "false": a schedule not found is not a proof.
 
+Before all of these: a fixed twin that did not run (it crashed or hung) is `not run` with a
+`harness_error`, never `not reproduced`: nothing was compared.  (Round 2's six row_sum mutants
+were "not reproduced" because every launch, the twin's too, faulted on too little dynamic shared
+memory.)
+
 A delay that changes the *twin's* output is a bug in the harness (a delay must not change a
 correct kernel), reported as `harness_error` on the run and never counted as a confirmation.  A
 twin whose own output the poison changes reads shared memory nothing wrote: it is not a correct
@@ -37,6 +42,7 @@ CONFIRMED_RACECHECK = "confirmed by racecheck"
 CONFIRMED_SYNCCHECK = "confirmed by synccheck"
 CONFIRMED_HANG = "confirmed by a hang"
 NOT_REPRODUCED = "not reproduced"
+NOT_RUN = "not run"
 
 
 def _changed(run: dict[str, Any] | None) -> int | None:
@@ -166,6 +172,10 @@ def finding_verdict(finding: dict[str, Any], natural: dict[str, Any], sanitizers
     and mismatches behind it, what was tried and any harness error."""
     t = _tally(finding, natural)
     out: dict[str, Any] = {"tried": t.tried, "harness_error": "; ".join(t.harness) or None}
+    if natural.get("twin_failed"):      # the harness could not run the fixed kernel: nothing was compared
+        tail = " ".join(str(natural["twin_failed"]).split())[-200:]
+        return {**out, "verdict": NOT_RUN, "delay": None, "mismatches": None,
+                "harness_error": f"the fixed twin did not run ({tail}): the harness, not the kernel"}
     if natural.get("twin_poisoned"):
         out["twin_note"] = (f"the twin's instrumented build without a delay already differs from the unedited twin "
                             f"({natural['twin_poisoned']} elements): the twin reads shared memory nothing wrote, or "

@@ -331,6 +331,8 @@ def forced_runs(host: Any, base: dict, text: str, twin: str | None, dynamic: dic
         plans = fs.witnesses(text, f"{label}.cu", host)
     except fs.PlanError as exc:
         return [{"rule": "-", "line": 0, "verify": {"verdict": "not run", "why": str(exc)}}], 0.0
+    for p in plans:                    # the STRESS forcing needs the raw-launch host (benchmarks/validation)
+        p.delays = [d for d in p.delays if d.mode != fs.STRESS]
     delays = fs.number([d for p in plans for d in p.delays])
     if twin is not None:
         twin = fs.rename_kernel(twin, text)

@@ -2,7 +2,7 @@
 
 Three steps, so that everything static happens on the CPU and the GPU only builds and runs:
 
-    python benchmarks/validation/forced_schedule.py plan MANIFEST.json PLAN_DIR [--mutants N]   # CPU
+    python benchmarks/validation/forced_schedule.py plan MANIFEST.json PLAN_DIR [--mutants N [--mutant-filter S]]
     benchmarks/validation/forced_schedule.sh run PLAN_DIR OUT_DIR --jobs 16 --timeout 90       # GPU
     python benchmarks/validation/forced_schedule.py report RECORD.json [RECORD2.json] [--json ROWS.json]  # CPU
 
@@ -39,6 +39,7 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,50 @@ NATURAL_RUNS = 3                   # runs of the unedited kernel: is its natural
 HOST_HOOK = "  auto t0 = std::chrono::steady_clock::now();"
 HOST_SELECT = ('  { const char* pl_s = std::getenv("PL_FS_SELECT"); int pl_v = pl_s ? std::atoi(pl_s) : 0;\n'
                '    CK(cudaMemcpyToSymbol(pl_fs_select, &pl_v, sizeof(int))); }\n')
+# The STRESS forcing (`forced_schedule.STRESS`, `PL_FS_STRESS=1`): before the launch, a memory-
+# bandwidth hog on a non-blocking stream (one 512-thread block per SM, read-modify-write of float4s
+# over 2 GiB, far beyond the L2, for 50 ms), started and seen running before the kernel is
+# launched; after the kernel, whether the hog was still running (`overlapped=1`: the kernel ran
+# beside it).  The kernel's text is unchanged: only its copies' flight time is stretched.
+HOST_STRESS_KERNEL = r"""
+__global__ void __launch_bounds__(512) pl_stress_kernel(float4* buf, size_t n4, unsigned long long ns, int* flag) {
+  unsigned long long t0, now; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  if (blockIdx.x == 0 && threadIdx.x == 0) { *(volatile int*)flag = 1; __threadfence_system(); }
+  size_t stride = (size_t)gridDim.x * blockDim.x, i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  do {
+    for (int u = 0; u < 16; ++u) {
+      size_t j0 = i % n4, j1 = (i + stride) % n4, j2 = (i + 2 * stride) % n4, j3 = (i + 3 * stride) % n4;
+      float4 a = __ldcg(buf + j0), b = __ldcg(buf + j1), c = __ldcg(buf + j2), d = __ldcg(buf + j3);
+      a.x += 1.f; b.y += 1.f; c.z += 1.f; d.w += 1.f;
+      __stcg(buf + j0, a); __stcg(buf + j1, b); __stcg(buf + j2, c); __stcg(buf + j3, d);
+      i = (i + 4 * stride) % n4;
+    }
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - t0 < ns);
+}
+
+"""
+HOST_STRESS_START = (
+    '  const char* pl_st = std::getenv("PL_FS_STRESS"); bool pl_stress = pl_st && std::atoi(pl_st) > 0;\n'
+    '  cudaStream_t pl_ss = nullptr;\n'
+    '  if (pl_stress) {\n'
+    '    int pl_sms = 0; CK(cudaDeviceGetAttribute(&pl_sms, cudaDevAttrMultiProcessorCount, dev));\n'
+    '    size_t pl_bytes = 2ull << 30; float4* pl_sb = nullptr; int* pl_sf = nullptr; int* pl_sfd = nullptr;\n'
+    '    CK(cudaMalloc((void**)&pl_sb, pl_bytes)); CK(cudaMemset(pl_sb, 0, pl_bytes));\n'
+    '    CK(cudaHostAlloc((void**)&pl_sf, sizeof(int), cudaHostAllocMapped)); *(volatile int*)pl_sf = 0;\n'
+    '    CK(cudaHostGetDevicePointer((void**)&pl_sfd, (void*)pl_sf, 0));\n'
+    '    CK(cudaStreamCreateWithFlags(&pl_ss, cudaStreamNonBlocking)); CK(cudaDeviceSynchronize());\n'
+    '    pl_stress_kernel<<<pl_sms, 512, 0, pl_ss>>>(pl_sb, pl_bytes / 16, 50000000ull, pl_sfd);\n'
+    '    CK(cudaGetLastError());\n'
+    '    while (*(volatile int*)pl_sf == 0) {}\n'
+    '  }\n')
+HOST_AFTER = "  CK(cudaGetLastError());\n  CK(cudaDeviceSynchronize());\n  double ms"
+HOST_STRESS_END = (
+    "  CK(cudaGetLastError());\n"
+    "  if (pl_stress) { cudaEvent_t pl_e; CK(cudaEventCreateWithFlags(&pl_e, cudaEventDisableTiming));\n"
+    "    CK(cudaEventRecord(pl_e, 0)); while (cudaEventQuery(pl_e) == cudaErrorNotReady) {}\n"
+    "    std::printf(\"RAW_LAUNCH stress overlapped=%d\\n\", cudaStreamQuery(pl_ss) == cudaErrorNotReady ? 1 : 0); }\n"
+    "  CK(cudaDeviceSynchronize());\n  double ms")
 
 
 # ------------------------------------------------------------------ plan (CPU)
@@ -91,11 +136,15 @@ def _mutant_cases(n: int) -> list[dict[str, Any]]:
     return out[:n]
 
 
-def plan(manifest: Path, out: Path, mutants: int, max_findings: int = 0, only: set[str] | None = None) -> int:
+def plan(manifest: Path, out: Path, mutants: int, max_findings: int = 0, only: set[str] | None = None,
+         mutant_filter: str | None = None) -> int:
     from pipelint.plugins import forced_schedule as fs
 
     cases = [c for c in json.loads(manifest.read_text())["cases"] if only is None or c["id"] in only]
-    cases = [*cases, *(_mutant_cases(mutants) if mutants else [])]
+    chosen = _mutant_cases(mutants) if mutants else []
+    if mutant_filter:                  # of those N, the ones whose id holds the text (a rerun of a few)
+        chosen = [c for c in chosen if mutant_filter in c["id"]]
+    cases = [*cases, *chosen]
     out.mkdir(parents=True, exist_ok=True)
     doc: dict[str, Any] = {"manifest": str(manifest), "cases": []}
     for case in cases:
@@ -115,7 +164,13 @@ def plan(manifest: Path, out: Path, mutants: int, max_findings: int = 0, only: s
             if max_findings and len(plans) > max_findings:   # a time budget: the rest are said, not tried
                 entry["not_tried"] = [{"rule": p.rule, "line": p.line} for p in plans[max_findings:]]
                 plans = plans[:max_findings]
+            if case.get("backend") == "tilelang":      # TileLang's runner has no stress host: no STRESS there
+                for p in plans:
+                    p.delays = [d for d in p.delays if d.mode != fs.STRESS]
             delays = fs.number([d for p in plans for d in p.delays])
+            # a STRESS run changes no text: every finding's stress is one and the same run (one number)
+            shared = next((d.number for d in delays if d.mode == fs.STRESS), None)
+            delays = [replace(d, number=shared) if d.mode == fs.STRESS and shared else d for d in delays]
             (folder / "buggy.cu").write_text(text)
             (folder / "buggy_fs.cu").write_text(fs.render(text, delays, select=True))
             (folder / "variants" / "0.cu").write_text(fs.render(text, []))      # poison only: the base
@@ -144,7 +199,8 @@ def plan(manifest: Path, out: Path, mutants: int, max_findings: int = 0, only: s
                 d, t = delays[k], (twin_delays[k] if twin_delays else None)
                 k += 1
                 rows.append({"number": d.number, "side": d.side, "describe": d.describe(), "separable": d.separable,
-                             "twin_line": t.line if t else None})
+                             "twin_line": t.line if t else None, "mode": d.mode,
+                             "stress": fs.STRESS in (d.mode, *(j.mode for j in d.joint))})
             entry["findings"].append({"rule": p.rule, "line": p.line, "message": p.message,
                                       "witness": p.witness.to_json() if p.witness else None,
                                       "why_none": p.why_none, "delays": rows})
@@ -214,16 +270,31 @@ def _build_raw_once(case: dict, cu: Path, build: Path, arch: str, select: bool) 
     try:
         raw_launch.generate(cu, build, grid=raw_launch._parse_triple(str(case.get("grid", "1,1,1"))),
                             scalars={k: str(v) for k, v in case.get("params", {}).items()}, seed=case.get("seed", 0),
-                            arch=arch, fast_math=bool(case.get("fast_math")), kernel_name=case.get("kernel"))
+                            arch=arch, fast_math=bool(case.get("fast_math")), kernel_name=case.get("kernel"),
+                            smem=case.get("smem", _smem(cu, case.get("kernel"))))
     except raw_launch.Refused as exc:
         return {"ok": False, "refused": str(exc)}
     if select:
         host = (build / "host.cu").read_text()
-        if HOST_HOOK not in host:
+        if HOST_HOOK not in host or HOST_AFTER not in host or "int main(" not in host:
             return {"ok": False, "refused": "raw_launch's host program changed: no launch line to hook"}
-        (build / "host.cu").write_text(host.replace(HOST_HOOK, HOST_SELECT + HOST_HOOK, 1))
+        host = host.replace(HOST_HOOK, HOST_SELECT + HOST_STRESS_START + HOST_HOOK, 1)
+        host = host.replace(HOST_AFTER, HOST_STRESS_END, 1).replace("int main(", HOST_STRESS_KERNEL + "int main(", 1)
+        (build / "host.cu").write_text(host)
     res = raw_launch.build_binary(build, arch, bool(case.get("fast_math")))
     return {"ok": res["ok"], "seconds": res["seconds"], **({} if res["ok"] else {"log": res["log"][-2000:]})}
+
+
+def _smem(cu: Path, kernel: str | None) -> int | str | None:
+    """The dynamic shared memory to launch with: raw_launch's estimate (the highest alias offset
+    plus a margin) where the kernel slices its dynamic array at offsets, else the most the device
+    allows (`max`).  A kernel that indexes the array itself (row_sum's `A_shared[]`, 96-128 KiB
+    over its stages) names no offset, and the estimate's 64 KiB margin made every one of its
+    launches fault (round 2: cudaErrorIllegalAddress on the buggy kernel and the twin alike)."""
+    import raw_launch
+
+    k = raw_launch.find_kernel(cu.read_text(), kernel)
+    return "max" if k.dynamic_smem_name and not k.smem_offsets else None
 
 
 def _sanitizer_summary(text: str) -> dict[str, Any]:
@@ -250,7 +321,7 @@ def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, t
     futs = {n: pool.submit(_build_raw, entry, folder / f"{n}.cu", builds / cid / n, arch, n.endswith("_fs"))
             for n in names}
     entry["builds"] = {n: f.result() for n, f in futs.items()}
-    numbers = [d["number"] for f in entry.get("findings", []) for d in f["delays"]]
+    numbers = list(dict.fromkeys(d["number"] for f in entry.get("findings", []) for d in f["delays"]))
     jobs: dict[str, Any] = {}
 
     def exe(n: str) -> str:
@@ -265,16 +336,21 @@ def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, t
         for tool in ("racecheck", "synccheck"):
             jobs[tool] = pool.submit(_run, ["compute-sanitizer", "--tool", tool, "--print-limit", "20",
                                             exe("buggy"), dump(tool)], timeout)
+    stressed = {d["number"] for f in entry.get("findings", []) for d in f["delays"] if d.get("stress")}
+
+    def env(k: int) -> dict[str, str]:
+        return {"PL_FS_SELECT": str(k), **({"PL_FS_STRESS": "1"} if k in stressed else {})}
+
     if entry["builds"].get("buggy_fs", {}).get("ok"):
         for k in [0, *numbers]:
-            jobs[f"v{k}"] = pool.submit(_run, [exe("buggy_fs"), dump(f"v{k}")], timeout, {"PL_FS_SELECT": str(k)})
+            jobs[f"v{k}"] = pool.submit(_run, [exe("buggy_fs"), dump(f"v{k}")], timeout, env(k))
         for k in numbers:                  # each delay twice: a forced failure must reproduce
-            jobs[f"v{k}r"] = pool.submit(_run, [exe("buggy_fs"), dump(f"v{k}r")], timeout, {"PL_FS_SELECT": str(k)})
+            jobs[f"v{k}r"] = pool.submit(_run, [exe("buggy_fs"), dump(f"v{k}r")], timeout, env(k))
     if entry["builds"].get("twin", {}).get("ok"):
         jobs["twin"] = pool.submit(_run, [exe("twin"), dump("twin")], timeout)
     if entry["builds"].get("twin_fs", {}).get("ok"):
         for k in [0, *numbers]:
-            jobs[f"t{k}"] = pool.submit(_run, [exe("twin_fs"), dump(f"t{k}")], timeout, {"PL_FS_SELECT": str(k)})
+            jobs[f"t{k}"] = pool.submit(_run, [exe("twin_fs"), dump(f"t{k}")], timeout, env(k))
     results = {k: f.result() for k, f in jobs.items()}
     meta_path = builds / cid / "buggy" / "meta.json"
     meta = json.loads(meta_path.read_text()) if meta_path.is_file() else None
@@ -316,9 +392,14 @@ def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, t
                 rec["vs_poisoned"] = diff(poisoned, tag)     # what the delay changed beyond the poison
         else:
             rec["tail"] = r["output"][-600:]
+        over = re.search(r"RAW_LAUNCH stress overlapped=(\d)", r["output"])
+        if over:
+            rec["stress_overlapped"] = over.group(1) == "1"
         return rec
 
     natural: dict[str, Any] = {"runs": [summary(f"natural{i}", "natural1") for i in range(1, NATURAL_RUNS + 1)]}
+    if "twin" in results and "RAW_LAUNCH ok" not in results["twin"]["output"]:
+        natural["twin_failed"] = results["twin"]["output"][-300:] or "no output"
     natural["timeout"] = any(r.get("timeout") for r in natural["runs"])
     natural["deterministic"] = all(r.get("mismatches") == 0 for r in natural["runs"][1:])
     twin_ran = "twin" in results and "RAW_LAUNCH ok" in results["twin"]["output"]
@@ -428,6 +509,8 @@ def _tilelang_case(entry: dict, plan_dir: Path, work: Path, timeout: float, pool
     natural = {"runs": [summary("natural1", "natural1"), summary("natural2", "natural1")]}
     natural["timeout"] = any(r.get("timeout") for r in natural["runs"])
     natural["deterministic"] = natural["runs"][1].get("mismatches") == 0
+    if "twin" in results and "RESULT " not in results["twin"]["output"]:
+        natural["twin_failed"] = results["twin"]["output"][-300:] or "no output"
     if "twin" in results and "RESULT " in results["twin"]["output"]:
         natural["wrong"] = diff("twin", "natural1")
         natural["wrong_runs"] = [diff("twin", "natural1"), diff("twin", "natural2")]
@@ -540,9 +623,9 @@ def mutant_table(doc: dict, rows: list[dict[str, Any]]) -> str:
         t[best] += 1
         t["racecheck alone"] += bool(((c.get("sanitizers") or {}).get("racecheck") or {}).get("errors"))
     head = ["class", "mutants", "pipelint finds the planted class", "forced schedule", "output", "racecheck",
-            "hang", "not reproduced", "no race finding", "racecheck alone"]
-    keys = ["mutants", "static", ORDER[0], ORDER[1], ORDER[2], ORDER[4], ORDER[5], "no race finding to force",
-            "racecheck alone"]
+            "hang", "not reproduced", "not run (harness)", "no race finding", "racecheck alone"]
+    keys = ["mutants", "static", ORDER[0], ORDER[1], ORDER[2], ORDER[4], ORDER[5], ORDER[6],
+            "no race finding to force", "racecheck alone"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     total: Counter = Counter()
     for klass, t in sorted(table.items()):
@@ -581,6 +664,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mutants", type=int, default=0)
     p.add_argument("--max-findings", type=int, default=0, help="findings tried per case (0: all)")
     p.add_argument("--only", default=None, help="manifest case ids (comma-separated; default all)")
+    p.add_argument("--mutant-filter", default=None, help="of the --mutants N, only ids holding this text")
     r = sub.add_parser("run")
     r.add_argument("plan")
     r.add_argument("out")
@@ -608,7 +692,7 @@ def main(argv: list[str] | None = None) -> int:
 def _step(a: argparse.Namespace) -> int:
     if a.step == "plan":
         return plan(Path(a.manifest), Path(a.out), a.mutants, a.max_findings,
-                    set(a.only.split(",")) if a.only else None)
+                    set(a.only.split(",")) if a.only else None, a.mutant_filter)
     if a.step == "run":
         return run(Path(a.plan), Path(a.out), a.jobs, a.timeout, a.arch, set(a.only.split(",")) if a.only else None)
     return report([Path(r) for r in a.results], Path(a.json) if a.json else None)
