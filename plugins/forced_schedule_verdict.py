@@ -26,6 +26,14 @@ Before all of these: a fixed twin that did not run (it crashed or hung) is `not 
 were "not reproduced" because every launch, the twin's too, faulted on too little dynamic shared
 memory.)
 
+A STRETCH delay (the wgmma batch issued N times, buggy kernel and twin alike) changes what a correct
+kernel computes (N times the product), so its runs have their own baselines (`comparisons`): a
+stretch alone is compared with the *stretched twin* (the buggy kernel's wrong count) and the
+stretched twin with a repeat of itself (the control); a stretch with a refill with the stretch
+alone, on each side.  Records made before that (round 8) compared the stretched twin with the
+unstretched one; such a delay is said to be void (`STRETCH_VOID`), never a harness error and
+never a confirmation.
+
 A delay that changes the *twin's* output is a bug in the harness (a delay must not change a
 correct kernel), reported as `harness_error` on the run and never counted as a confirmation.  A
 twin whose own output the poison changes reads shared memory nothing wrote: it is not a correct
@@ -43,6 +51,50 @@ CONFIRMED_SYNCCHECK = "confirmed by synccheck"
 CONFIRMED_HANG = "confirmed by a hang"
 NOT_REPRODUCED = "not reproduced"
 NOT_RUN = "not run"
+STRETCH = "stretch"
+STRETCH_VOID = ("not compared: the record compares the stretched twin with the unstretched one "
+                "(round 8's harness), so neither the control nor the wrong count means anything")
+
+
+def comparisons(rows: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """The runs each delay of a case is compared with, by delay number (the harness's run tags:
+    `twin`, `v0`/`t0` the poison-only builds, `vK`/`tK` delay K on the buggy kernel/the twin,
+    `tKr` a second run of `tK`).  `rows` are the plan's delay rows of every finding of the case
+    (`number`, `mode`, `repeat`, `joint`: the modes of the delays active with it).
+
+    - `wrong`: the twin run whose output is the right answer for this delay's runs;
+    - `changed`: the buggy run whose output the delay is measured against (what it changed);
+    - `control`, `control_base`: the twin run under the delay and the run it must equal;
+    - `twin_repeat`: whether the control needs a second run of the stretched twin.
+
+    A plain delay (spin, heal, refill, stress): the unedited twin, the poison-only build, the twin
+    under the delay against the twin's poison-only build.  A STRETCH alone computes N times the
+    product on both sides: the stretched twin is the answer, the control is its repeat.  A STRETCH
+    with a joint refill (same N): the stretch alone is the base on both sides, so the control asks
+    whether the refill changes the stretched twin."""
+    alone = {int(r.get("repeat") or 0): int(r["number"]) for r in rows
+             if r.get("mode") == STRETCH and not r.get("joint") and r.get("repeat")}
+    out: dict[int, dict[str, Any]] = {}
+    for r in rows:
+        k = int(r["number"])
+        if r.get("mode") != STRETCH:
+            out[k] = {"wrong": "twin", "changed": "v0", "control": f"t{k}", "control_base": "t0", "twin_repeat": False}
+            continue
+        base = alone.get(int(r.get("repeat") or 0))
+        if r.get("joint") and base is not None and base != k:
+            out[k] = {"wrong": f"t{base}", "changed": f"v{base}", "control": f"t{k}", "control_base": f"t{base}",
+                      "twin_repeat": False}
+        else:          # the stretch alone (or a joint one without its stretch alone in the plan)
+            out[k] = {"wrong": f"t{k}", "changed": f"t{k}", "control": f"t{k}r", "control_base": f"t{k}",
+                      "twin_repeat": True}
+    return out
+
+
+def _void_stretch(d: dict[str, Any]) -> bool:
+    """A STRETCH delay of a record whose comparisons predate `comparisons` (no `baseline` on its
+    control): its control compared the stretched twin with the unstretched one."""
+    control = d.get("control")
+    return d.get("mode") == STRETCH and control is not None and "baseline" not in control
 
 
 def _changed(run: dict[str, Any] | None) -> int | None:
@@ -79,6 +131,10 @@ def _note(d: dict[str, Any], changed: int | None, twin: int | None) -> str:
                             f": {changed} changed" if changed is not None else ": not run")
     if control is not None:
         note += f", twin {twin} changed" if twin is not None else ", twin not run"
+    if run and run.get("baseline") and run["baseline"] != "v0":
+        note += f" (against {run['baseline']}, twin against {(control or {}).get('baseline')})"
+    if run and run.get("stress_overlapped") is False:
+        note += "; the bandwidth hog had ended before the kernel did"
     return note
 
 
@@ -93,6 +149,9 @@ def _count(t: _Tally, d: dict[str, Any], natural: dict[str, Any]) -> None:
     """One delay into the tally: what it changed, whether it broke the twin (the harness), and
     whether its two runs were both wrong (a reproduction) or both right (a heal)."""
     run, control = d.get("variant"), d.get("control")
+    if _void_stretch(d):
+        t.tried.append(f"{d['describe']}: {STRETCH_VOID}")
+        return
     changed, twin = _changed(run), _changed(control)
     t.hang = t.hang or bool(run and run.get("timeout"))
     t.tried.append(_note(d, changed, twin))
@@ -195,7 +254,7 @@ def control_changes(cases: list[dict[str, Any]]) -> tuple[int, int]:
     for case in cases:
         for f in case.get("findings", []):
             for d in f.get("delays", []):
-                n = _changed(d.get("control"))
+                n = None if _void_stretch(d) else _changed(d.get("control"))
                 if n is not None:
                     compared += 1
                     changed += bool(n)

@@ -199,7 +199,8 @@ def plan(manifest: Path, out: Path, mutants: int, max_findings: int = 0, only: s
                 d, t = delays[k], (twin_delays[k] if twin_delays else None)
                 k += 1
                 rows.append({"number": d.number, "side": d.side, "describe": d.describe(), "separable": d.separable,
-                             "twin_line": t.line if t else None, "mode": d.mode,
+                             "twin_line": t.line if t else None, "mode": d.mode, "repeat": d.repeat,
+                             "joint": [j.mode for j in d.joint],
                              "stress": fs.STRESS in (d.mode, *(j.mode for j in d.joint))})
             entry["findings"].append({"rule": p.rule, "line": p.line, "message": p.message,
                                       "witness": p.witness.to_json() if p.witness else None,
@@ -275,14 +276,22 @@ def _build_raw_once(case: dict, cu: Path, build: Path, arch: str, select: bool) 
     except raw_launch.Refused as exc:
         return {"ok": False, "refused": str(exc)}
     if select:
-        host = (build / "host.cu").read_text()
-        if HOST_HOOK not in host or HOST_AFTER not in host or "int main(" not in host:
+        host = hook_host((build / "host.cu").read_text())
+        if host is None:
             return {"ok": False, "refused": "raw_launch's host program changed: no launch line to hook"}
-        host = host.replace(HOST_HOOK, HOST_SELECT + HOST_STRESS_START + HOST_HOOK, 1)
-        host = host.replace(HOST_AFTER, HOST_STRESS_END, 1).replace("int main(", HOST_STRESS_KERNEL + "int main(", 1)
         (build / "host.cu").write_text(host)
     res = raw_launch.build_binary(build, arch, bool(case.get("fast_math")))
     return {"ok": res["ok"], "seconds": res["seconds"], **({} if res["ok"] else {"log": res["log"][-2000:]})}
+
+
+def hook_host(host: str) -> str | None:
+    """raw_launch's host program with the selector (`$PL_FS_SELECT` into `pl_fs_select`) and the
+    STRESS hog (`$PL_FS_STRESS`: started and seen running before the launch, `RAW_LAUNCH stress
+    overlapped=` after it) put in; None when the lines to hook are not there."""
+    if HOST_HOOK not in host or HOST_AFTER not in host or "int main(" not in host:
+        return None
+    host = host.replace(HOST_HOOK, HOST_SELECT + HOST_STRESS_START + HOST_HOOK, 1)
+    return host.replace(HOST_AFTER, HOST_STRESS_END, 1).replace("int main(", HOST_STRESS_KERNEL + "int main(", 1)
 
 
 def _smem(cu: Path, kernel: str | None) -> int | str | None:
@@ -348,9 +357,13 @@ def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, t
             jobs[f"v{k}r"] = pool.submit(_run, [exe("buggy_fs"), dump(f"v{k}r")], timeout, env(k))
     if entry["builds"].get("twin", {}).get("ok"):
         jobs["twin"] = pool.submit(_run, [exe("twin"), dump("twin")], timeout)
+    cmp = _comparisons(entry)
     if entry["builds"].get("twin_fs", {}).get("ok"):
         for k in [0, *numbers]:
             jobs[f"t{k}"] = pool.submit(_run, [exe("twin_fs"), dump(f"t{k}")], timeout, env(k))
+        for k in numbers:              # a stretched twin is its own baseline: run it twice
+            if cmp[k]["twin_repeat"]:
+                jobs[f"t{k}r"] = pool.submit(_run, [exe("twin_fs"), dump(f"t{k}r")], timeout, env(k))
     results = {k: f.result() for k, f in jobs.items()}
     meta_path = builds / cid / "buggy" / "meta.json"
     meta = json.loads(meta_path.read_text()) if meta_path.is_file() else None
@@ -423,15 +436,43 @@ def _raw_case(entry: dict, plan_dir: Path, builds: Path, out: Path, arch: str, t
     natural["twin_poisoned"] = (entry["twin_poisoned"] or {}).get("mismatches")
     for f in entry.get("findings", []):
         for d in f["delays"]:
-            k = d["number"]
-            d["variant"] = summary(f"v{k}", "natural1", "v0")
+            k, c = d["number"], cmp[d["number"]]
+            d["variant"] = _variant_summary(summary, f"v{k}", c)
             if twin_ran and not d["variant"].get("crashed") and not d["variant"].get("timeout"):
-                d["variant"]["wrong"] = diff("twin", f"v{k}")
+                d["variant"]["wrong"] = diff(c["wrong"], f"v{k}")
                 rep = results.get(f"v{k}r")
                 if rep and "RAW_LAUNCH ok" in rep["output"]:
-                    d["variant"]["wrong_repeat"] = diff("twin", f"v{k}r")
-            d["control"] = summary(f"t{k}", "twin", "t0") if d.get("twin_line") and "twin" in results else None
+                    d["variant"]["wrong_repeat"] = diff(c["wrong"], f"v{k}r")
+            d["control"] = (_control_summary(summary, c) if d.get("twin_line") and "twin" in results else None)
     _write_logs(out, cid, results)
+
+
+def _comparisons(entry: dict) -> dict[int, dict[str, Any]]:
+    """Each delay's baselines (`forced_schedule_verdict.comparisons`: a STRETCH is compared with the
+    stretched twin, not with the unstretched one)."""
+    from pipelint.plugins.forced_schedule_verdict import comparisons
+
+    return comparisons([d for f in entry.get("findings", []) for d in f["delays"]])
+
+
+def _variant_summary(summary: Any, tag: str, c: dict[str, Any]) -> dict[str, Any]:
+    """A delay's run on the buggy kernel: against the natural run and the poison-only build, or
+    (a STRETCH) against its own baseline alone."""
+    rec = summary(tag, "natural1", "v0") if c["changed"] == "v0" else summary(tag, c["changed"], c["changed"])
+    if rec.get("mismatches") is not None and "vs_poisoned" not in rec and c["changed"] != "v0":
+        rec["vs_poisoned"] = rec["mismatches"]
+    return {**rec, "baseline": c["changed"]}
+
+
+def _control_summary(summary: Any, c: dict[str, Any]) -> dict[str, Any]:
+    """The same delay on the twin, against the twin run it must equal (`control_base`)."""
+    if c["control_base"] == "t0":
+        rec = summary(c["control"], "twin", "t0")
+    else:
+        rec = summary(c["control"], c["control_base"], c["control_base"])
+        if rec.get("mismatches") is not None and "vs_poisoned" not in rec:
+            rec["vs_poisoned"] = rec["mismatches"]
+    return {**rec, "baseline": c["control_base"]}
 
 
 def _write_logs(out: Path, cid: str, results: dict[str, Any]) -> None:
@@ -472,12 +513,15 @@ def _tilelang_case(entry: dict, plan_dir: Path, work: Path, timeout: float, pool
     for k in numbers:
         jobs[f"v{k}"] = spec_run(f"v{k}", folder / "variants" / f"{k}.cu")
         jobs[f"v{k}r"] = spec_run(f"v{k}r", folder / "variants" / f"{k}.cu")
+    cmp = _comparisons(entry)
     if (folder / "twin.cu").is_file():
         jobs["twin"] = spec_run("twin", folder / "twin.cu")
         jobs["t0"] = spec_run("t0", folder / "variants" / "twin_0.cu")
         for k in numbers:
             if (folder / "variants" / f"twin_{k}.cu").is_file():
                 jobs[f"t{k}"] = spec_run(f"t{k}", folder / "variants" / f"twin_{k}.cu")
+                if cmp[k]["twin_repeat"]:     # a stretched twin is its own baseline: run it twice
+                    jobs[f"t{k}r"] = spec_run(f"t{k}r", folder / "variants" / f"twin_{k}.cu")
     results = {k: f.result() for k, f in jobs.items()}
     if out is not None:
         _write_logs(out, cid, results)
@@ -523,12 +567,12 @@ def _tilelang_case(entry: dict, plan_dir: Path, work: Path, timeout: float, pool
     natural["twin_poisoned"] = (entry["twin_poisoned"] or {}).get("mismatches")
     for f in entry.get("findings", []):
         for d in f["delays"]:
-            k = d["number"]
-            d["variant"] = summary(f"v{k}", "natural1", "v0")
+            k, c = d["number"], cmp[d["number"]]
+            d["variant"] = _variant_summary(summary, f"v{k}", c)
             if natural.get("wrong_runs") is not None and not d["variant"].get("crashed"):
-                d["variant"]["wrong"] = diff("twin", f"v{k}")
-                d["variant"]["wrong_repeat"] = diff("twin", f"v{k}r")
-            d["control"] = summary(f"t{k}", "twin", "t0") if f"t{k}" in results else None
+                d["variant"]["wrong"] = diff(c["wrong"], f"v{k}")
+                d["variant"]["wrong_repeat"] = diff(c["wrong"], f"v{k}r")
+            d["control"] = _control_summary(summary, c) if f"t{k}" in results else None
 
 
 def run(plan_dir: Path, out: Path, jobs: int, timeout: float, arch: str, only: set[str] | None) -> int:
