@@ -16,6 +16,7 @@ import functools
 import importlib
 import io
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -342,7 +343,15 @@ def installed_entry_points(notes: list[ToolError] | None = None) -> list[EntryPo
 
 
 def _dist_name(dist: Distribution | None) -> str:
-    return ((dist.metadata["Name"] if dist is not None else "") or "").lower().replace("_", "-")
+    """The distribution's normalised name (PEP 503), read from its folder's name where it has one
+    (`foo_bar-1.0.dist-info`, `foo_bar.egg-info`): parsing every installed METADATA file
+    would cost a one-file check a fifth of a second."""
+    if dist is None:
+        return ""
+    name = getattr(dist, "_normalized_name", None)   # importlib.metadata: the folder's stem, no parsing
+    if not isinstance(name, str) or not name:
+        name = dist.metadata["Name"] or ""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _hidden_installs(names: set[str]) -> list[EntryPoint]:

@@ -155,6 +155,7 @@ def _divergent(kernel, path):
     reached: dict[int, int] = {}            # node -> threads (block-level) that execute it
     unsure: set[int] = set()
     per_thread = [0] * kernel.threads
+    arrivals: dict[int, int] = {}           # thread set -> how many barrier events it executes
     for ev in kernel.trace.all_events():
         if ev.kind != K.SYNC:
             continue
@@ -164,9 +165,11 @@ def _divergent(kernel, path):
         if ev.guarded and (ev.uncertain or ev.mult == kernel.roles[ev.role].threads and ev.threads ==
                            span(kernel.roles[ev.role].lo, kernel.roles[ev.role].hi)):
             unsure.add(id(ev.node))     # a guard that could not be evaluated per thread
+        arrivals[threads] = arrivals.get(threads, 0) + 1
+    for threads, times in arrivals.items():     # once per distinct set, not per event
         for t in members(threads):
             if t < len(per_thread):
-                per_thread[t] += 1
+                per_thread[t] += times
     block = span(0, kernel.threads)
     balanced = len(set(per_thread)) <= 1
     out = []

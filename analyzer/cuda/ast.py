@@ -8,7 +8,8 @@ column exclusive.  Nodes carry physical positions in the .cu file; the
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+import operator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 
@@ -42,6 +43,18 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+def _fetcher(names: tuple[str, ...]) -> Callable[[object], tuple]:
+    """The child fields' values of a node in one call (the AST walk is the hottest loop of the
+    model: a `getattr` per field per node cost a tenth of a check's time)."""
+    if not names:
+        return lambda _node: ()
+    get = operator.attrgetter(*names)
+    return get if len(names) > 1 else (lambda node: (get(node),))
+
+
+_FETCH: dict[type, Callable[[object], tuple]] = {}
+
+
 class Node:
     """Base of every AST node; subclasses are frozen dataclasses with `span`."""
 
@@ -49,9 +62,13 @@ class Node:
     span: Span
 
     def children(self) -> list[Node]:
+        fetch = _FETCH.get(type(self))
+        if fetch is None:
+            fetch = _FETCH[type(self)] = _fetcher(_child_fields(type(self)))
         out: list[Node] = []
-        for name in _child_fields(type(self)):
-            value = getattr(self, name)
+        for value in fetch(self):
+            if value is None or type(value) is str:
+                continue
             if isinstance(value, Node):
                 out.append(value)
             elif type(value) is tuple:
@@ -403,12 +420,21 @@ class TranslationUnit(Node):
         return [f for f in self.functions() if f.is_kernel]
 
 
+_NUMBERS: dict[str, int | float] = {}
+
+
 def parse_number(text: str) -> int | float:
-    """Value of a C literal: `16`, `0x1F`, `8u`, `1.5f`, `0x0p+0f`; NaN (unknown) if malformed (`028`)."""
-    try:
-        return _parse_number(text)
-    except (ValueError, OverflowError):
-        return float("nan")
+    """Value of a C literal: `16`, `0x1F`, `8u`, `1.5f`, `0x0p+0f`; NaN (unknown) if malformed (`028`).
+    Memoised: generated kernels repeat a few hundred literals hundreds of thousands of times."""
+    value = _NUMBERS.get(text)
+    if value is None:
+        try:
+            value = _parse_number(text)
+        except (ValueError, OverflowError):
+            value = float("nan")
+        if len(_NUMBERS) < 65536:
+            _NUMBERS[text] = value
+    return value
 
 
 def _parse_number(text: str) -> int | float:

@@ -79,7 +79,8 @@ class KernelModel:
     def __init__(self, func: A.FunctionDef, lines: LineMap | None = None,
                  registry: dict | None = None, runtime_trip: int | None = None,
                  index: KernelIndex | None = None,
-                 stages: dict[str, BufferStages] | None = None, roles: list[Role] | None = None) -> None:
+                 stages: dict[str, BufferStages] | None = None, roles: list[Role] | None = None,
+                 handoff_params: frozenset[str] | None = None) -> None:
         assert func.body is not None
         self.func = func
         self.name = func.name
@@ -97,7 +98,8 @@ class KernelModel:
         if runtime_trip is None and self.runtime_loops:
             runtime_trip = self.trip_scenarios()[-1]   # a steady-state representative
         self.runtime_trip = runtime_trip if self.runtime_loops else None
-        self.handoff_params = self._handoff_params()
+        # a fact of the text, not of a trip count: a scenario's model reuses its base's
+        self.handoff_params = handoff_params if handoff_params is not None else self._handoff_params()
         self.trace: Trace = TraceBuilder(func, self.layout, self.threads, self.index, self.runtime_trip,
                                          roles, self.handoff_params).build()
         # The version dimension is a property of the buffers, not of one trip
@@ -159,7 +161,7 @@ class KernelModel:
     def with_trip(self, trip: int) -> Self:
         """The same kernel simulated with its run-time-bound loops running `trip` times."""
         return type(self)(self.func, self.lines, runtime_trip=trip, index=self.index, stages=self.stages,
-                           roles=self.roles)
+                           roles=self.roles, handoff_params=self.handoff_params)
 
     # ---------------------------------------------------------------- facts
     @property
