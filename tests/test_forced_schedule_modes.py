@@ -204,6 +204,8 @@ def test_the_raw_host_gets_the_selector_and_the_stress_hog_around_the_launch(tmp
     launch = hooked.index("row_sum_kernel_kernel<<<")
     assert hooked.index("pl_stress_kernel<<<") < hooked.index("while (*(volatile int*)pl_sf == 0)") < launch
     assert hooked.index("cudaMemcpyToSymbol(pl_fs_select") < launch
+    # the hog leaves room in its SMs for a kernel with shared memory (round 9: never overlapped without)
+    assert hooked.index("cudaSharedmemCarveoutMaxShared") < hooked.index("pl_stress_kernel<<<")
     assert launch < hooked.index("RAW_LAUNCH stress overlapped=") < hooked.index("double ms")
     assert hooked.index("__global__ void __launch_bounds__(512) pl_stress_kernel") < hooked.index("int main(")
     assert driver.hook_host(host.replace("auto t0 = std::chrono::steady_clock::now();", "")) is None
