@@ -140,6 +140,37 @@ def _barrier_spot(kernel: KernelModel, first: A.Node, second: A.Node, wait: Even
     return statement_before(kernel.func, first, second)
 
 
+def _barrier_arrivals(kernel):
+    """Per `__syncthreads` node: the node, the threads that reach it, whether its guard could
+    not be evaluated per thread; and per distinct thread set, how many barrier events it
+    executes (so that the per-thread count is a sum over sets, not over events)."""
+    nodes: dict[int, A.Node] = {}
+    reached: dict[int, int] = {}            # node -> threads (block-level) that execute it
+    unsure: set[int] = set()
+    arrivals: dict[int, int] = {}           # thread set -> how many barrier events it executes
+    for ev in kernel.trace.all_events():
+        if ev.kind != K.SYNC:
+            continue
+        nodes[id(ev.node)] = ev.node
+        whole = span(kernel.roles[ev.role].lo, kernel.roles[ev.role].hi)
+        threads = ev.threads or whole
+        reached[id(ev.node)] = reached.get(id(ev.node), 0) | threads
+        if ev.guarded and (ev.uncertain or ev.mult == kernel.roles[ev.role].threads and ev.threads == whole):
+            unsure.add(id(ev.node))     # a guard that could not be evaluated per thread
+        arrivals[threads] = arrivals.get(threads, 0) + 1
+    return nodes, reached, unsure, arrivals
+
+
+def _balanced(arrivals: dict[int, int], threads: int) -> bool:
+    """Whether every thread of the block executes the same number of barrier events."""
+    per_thread = [0] * threads
+    for members_, times in arrivals.items():    # once per distinct set, not per event
+        for t in members(members_):
+            if t < threads:
+                per_thread[t] += times
+    return len(set(per_thread)) <= 1
+
+
 def _divergent(kernel, path):
     """Barriers some thread of the block skips while others wait at them.
 
@@ -151,27 +182,9 @@ def _divergent(kernel, path):
     barrier the others wait at: an error at the barrier that not every thread reaches.  A
     barrier under a condition on data (which threads take it is unknown) is a note.
     """
-    nodes: dict[int, A.Node] = {}
-    reached: dict[int, int] = {}            # node -> threads (block-level) that execute it
-    unsure: set[int] = set()
-    per_thread = [0] * kernel.threads
-    arrivals: dict[int, int] = {}           # thread set -> how many barrier events it executes
-    for ev in kernel.trace.all_events():
-        if ev.kind != K.SYNC:
-            continue
-        nodes[id(ev.node)] = ev.node
-        threads = ev.threads or span(kernel.roles[ev.role].lo, kernel.roles[ev.role].hi)
-        reached[id(ev.node)] = reached.get(id(ev.node), 0) | threads
-        if ev.guarded and (ev.uncertain or ev.mult == kernel.roles[ev.role].threads and ev.threads ==
-                           span(kernel.roles[ev.role].lo, kernel.roles[ev.role].hi)):
-            unsure.add(id(ev.node))     # a guard that could not be evaluated per thread
-        arrivals[threads] = arrivals.get(threads, 0) + 1
-    for threads, times in arrivals.items():     # once per distinct set, not per event
-        for t in members(threads):
-            if t < len(per_thread):
-                per_thread[t] += times
+    nodes, reached, unsure, arrivals = _barrier_arrivals(kernel)
     block = span(0, kernel.threads)
-    balanced = len(set(per_thread)) <= 1
+    balanced = _balanced(arrivals, kernel.threads)
     out = []
     for key, threads in reached.items():
         if threads == block and key not in unsure:

@@ -135,8 +135,9 @@ class PipelintServer(LanguageServer):
 
     def recheck(self, importing: str | None = None) -> None:
         """Check the open buffers again: all of them (the configuration changed), or those that
-        import the module `importing` (saved); a check in flight read the old one: restarted."""
-        from .pysource import local_imports
+        import the module `importing` (saved), directly or through other project modules; a check
+        in flight read the old one: restarted."""
+        from ..lowering.imports import project_imports
 
         for uri in list(self.docs):
             path = to_fs_path(uri) or uri
@@ -144,7 +145,8 @@ class PipelintServer(LanguageServer):
                 if not path.endswith(".py") or path == importing:
                     continue
                 text = self.workspace.get_text_document(uri).source
-                if not any(_same_file(m, importing) for m in local_imports(text, os.path.dirname(path))):
+                # transitively, as the lowering cache's key does (a tile size two imports away)
+                if not any(_same_file(m, importing) for m in project_imports(path, text)):
                     continue
             self.schedule(uri)
 
