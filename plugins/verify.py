@@ -364,32 +364,77 @@ class _ForcedRunner:
 
     def all(self, text: str, twin: str | None, delays: list, natural_pt: Path,
             jobs: int) -> tuple[dict[str, Any], dict[int, Any]]:
-        """First the bases every delay is compared with (shared memory poisoned, no delay; the
-        twin and its poison-only build), then every delay and its control on the twin.  Returns
-        the runs by tag and the delays moved into the twin, by number."""
+        """Every run a verdict compares: the bases (shared memory poisoned, no delay; the twin and
+        its poison-only build), every delay and its control on the twin, each against the run
+        `forced_schedule_verdict.comparisons` names (a STRETCH against the stretched twin, never
+        the unstretched one).  A run starts once the runs it is compared with exist.  Returns the
+        runs by tag and the delays moved into the twin, by number."""
         from pipelint.plugins import forced_schedule as fs
 
-        where = self.where
-        twin_pt, poisoned_pt, twin_poisoned_pt = where / "twin.pt", where / "delay_0.pt", where / "twin_delay_0.pt"
+        moved = {d.number: t for d in delays if twin is not None and (t := fs.relocate(d, twin)) is not None}
+        plan = _run_plan(text, twin, delays, moved)
+        files = {"natural": natural_pt, **{tag: self.where / f"{tag}.pt" for tag in plan}}
         runs: dict[str, Any] = {}
-        moved: dict[int, Any] = {}
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            first = [pool.submit(self.one, "delay_0", fs.render(text, []), natural_pt)]
-            if twin is not None:
-                first.append(pool.submit(self.one, "twin", twin, None))
-            runs.update(f.result() for f in first)
-            if twin is not None:
-                runs.update([self.one("twin_delay_0", fs.render(twin, []), twin_pt)])
-            futs = [pool.submit(self.one, f"delay_{d.number}", fs.render(text, [d]), natural_pt, poisoned_pt)
-                    for d in delays]
-            for d in delays:
-                t = fs.relocate(d, twin) if twin is not None else None
-                if twin is not None and t is not None:
-                    moved[d.number] = t
-                    futs.append(pool.submit(self.one, f"twin_delay_{d.number}", fs.render(twin, [t]), twin_pt,
-                                            twin_poisoned_pt))
-            runs.update(f.result() for f in futs)
+            while len(runs) < len(plan):
+                ready = [(tag, job) for tag, job in plan.items() if tag not in runs and
+                         all(b in runs or b == "natural" for b in job[1:] if b is not None)]
+                if not ready:           # cannot happen: every base is planned before what needs it
+                    raise RuntimeError(f"forced-schedule runs wait on each other: {sorted(set(plan) - set(runs))}")
+                futs = [pool.submit(self.one, tag, cuda, *(files[b] if b else None for b in bases))
+                        for tag, (cuda, *bases) in ready]
+                runs.update(f.result() for f in futs)
         return runs, moved
+
+
+def _run_tag(tag: str) -> str:
+    """`comparisons`' run tag (`v0`, `t3`, `t6r`, `twin`) as the evidence folder names it
+    (`delay_0`, `twin_delay_3`, `twin_delay_6_repeat`, `twin`)."""
+    if tag == "twin":
+        return tag
+    body, repeat = (tag[:-1], "_repeat") if tag.endswith("r") else (tag, "")
+    return ("delay_" if body[0] == "v" else "twin_delay_") + body[1:] + repeat
+
+
+def _delay_rows(delays: list) -> list[dict[str, Any]]:
+    """The delays as `comparisons` reads them (number, mode, STRETCH repeat, joint modes)."""
+    return [{"number": d.number, "mode": d.mode, "repeat": d.repeat, "joint": [j.mode for j in d.joint]}
+            for d in delays]
+
+
+def _run_plan(text: str, twin: str | None, delays: list,
+              moved: dict[int, Any]) -> dict[str, tuple[str, str | None, str | None]]:
+    """Each run: its CUDA and the runs its output is compared with (natural, poisoned; `natural`
+    is the unedited kernel's saved output).  A plain delay: the natural run and the poison-only
+    build, its twin control against the twin's.  A STRETCH alone: the stretched twin is the
+    answer (the buggy run against it) and its control a repeat of itself; a STRETCH with a refill:
+    the stretch alone on each side."""
+    from pipelint.plugins import forced_schedule as fs
+    from pipelint.plugins.forced_schedule_verdict import comparisons
+
+    plan: dict[str, tuple[str, str | None, str | None]] = {"delay_0": (fs.render(text, []), "natural", None)}
+    if twin is not None:
+        plan["twin"] = (twin, None, None)
+        plan["twin_delay_0"] = (fs.render(twin, []), "twin", None)
+    cmp = comparisons(_delay_rows(delays))
+    for d in delays:
+        c = cmp[d.number]
+        base = _run_tag(c["changed"])
+        plan[f"delay_{d.number}"] = (fs.render(text, [d]), *(("natural", "delay_0") if base == "delay_0"
+                                                             else (base, base)))
+        if d.number not in moved:
+            continue
+        twin_text = fs.render(twin, [moved[d.number]])
+        control, control_base = _run_tag(c["control"]), _run_tag(c["control_base"])
+        own = f"twin_delay_{d.number}"
+        if control_base == "twin_delay_0":
+            plan[own] = (twin_text, "twin", "twin_delay_0")
+        elif control == own:                       # compared with another delay's twin run
+            plan[own] = (twin_text, control_base, control_base)
+        else:                                      # the stretched twin, then its repeat against it
+            plan[own] = (twin_text, "twin", "twin_delay_0")
+            plan[control] = (twin_text, own, own)
+    return plan
 
 
 def _natural(dynamic: dict, runs: dict[str, Any], twin: str | None, natural_pt: Path, twin_pt: Path) -> dict:
@@ -409,15 +454,20 @@ def _natural(dynamic: dict, runs: dict[str, Any], twin: str | None, natural_pt: 
 def _verdicts(plans: list, delays: list, runs: dict[str, Any], moved: dict[int, Any], natural: dict,
               dynamic: dict, where: Path) -> list[dict]:
     """One entry per finding: its witness, its delays' runs and controls, and the verdict."""
-    from pipelint.plugins.forced_schedule_verdict import finding_verdict
+    from pipelint.plugins.forced_schedule_verdict import comparisons, finding_verdict
 
+    cmp = comparisons(_delay_rows(delays))
     out = []
     numbered = iter(delays)
     for p in plans:
         rows = []
         for d in (next(numbered) for _ in p.delays):
-            rows.append({"describe": d.describe(), "number": d.number, "variant": runs.get(f"delay_{d.number}"),
-                         "control": runs.get(f"twin_delay_{d.number}") if d.number in moved else None})
+            c = cmp[d.number]
+            run = runs.get(f"delay_{d.number}")
+            control = runs.get(_run_tag(c["control"])) if d.number in moved else None
+            rows.append({"describe": d.describe(), "number": d.number, "mode": d.mode,
+                         "variant": run and {**run, "baseline": c["changed"]},
+                         "control": control and {**control, "baseline": c["control_base"]}})
         verdict = finding_verdict({"delays": rows}, natural, dynamic) if p.delays else {
             "verdict": "not reproduced", "delay": None, "mismatches": None, "tried": [p.why_none],
             "harness_error": None}

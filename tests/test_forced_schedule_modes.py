@@ -7,8 +7,10 @@ twin that did not run gives `not run` with a harness error, never `not reproduce
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 from helpers import ROOT
 
@@ -258,3 +260,51 @@ def test_the_report_counts_a_case_that_never_ran_as_not_run(capsys):
     head, _, line = table.splitlines()[:3]
     cells = dict(zip([h.strip() for h in head.strip("|").split("|")], [x.strip() for x in line.strip("|").split("|")]))
     assert cells["not run (harness)"] == "2" and cells["not reproduced"] == "0" and cells["mutants"] == "2"
+
+
+# ------------------------------------------------------------------ `pipelint verify --forced-schedule`
+def test_verify_compares_a_stretch_with_the_stretched_twin_and_confirms_by_the_refill(monkeypatch, tmp_path):
+    """`pipelint verify`'s own runner (not the validation driver) on release_early: each run is
+    compared with the run `comparisons` names.  A fake GPU: a run's output is N times the product
+    (N the stretch), wrong only on the buggy kernel stretched 32 times with the hot refill.  Before
+    the runner used `comparisons`, every stretched twin was compared with the unstretched one, so
+    the controls changed and the run reported a harness error instead of the confirmation."""
+    import torch
+
+    from pipelint.pluginhost import load_plugins
+    from pipelint.plugins import verify
+
+    text = (HAND / "release_early_sm_90_s3.cu").read_text()
+    twin = (KERNELS / "gemm_f16_sm_90_s3.cu").read_text()
+    outputs: dict[str, tuple[int, bool]] = {}
+    stretch = re.compile(r"for \(int pl_r = 0; pl_r < (\d+)")
+
+    def output(path: str) -> tuple[int, bool]:
+        cuda = Path(path).read_text()
+        n = int(m.group(1)) if (m := stretch.search(cuda)) else 1
+        buggy = not Path(path).name.startswith("twin")
+        return n, buggy and n >= 32 and "unsigned pl_d = " in cuda       # (the product's multiple, wrong)
+
+    def fake_dynamic_runs(spec, tools, timeout, env=None):
+        got = output(spec["cuda"])
+        outputs[spec["out"]] = got
+        torch.save([torch.zeros(1)], spec["out"])
+        run = {"ran": True}
+        for key, field in (("natural", "mismatches"), ("poisoned", "vs_poisoned")):
+            if spec.get(key):
+                run[field] = 0 if outputs.get(spec[key], (1, False)) == got else 1000
+        return {"run": run}
+
+    monkeypatch.setattr(verify, "dynamic_runs", fake_dynamic_runs)
+    natural = tmp_path / "variant.pt"
+    outputs[str(natural)] = (1, False)
+    out, _ = verify.forced_runs(load_plugins(), {"file": "x.py"}, text, twin, {"run": {"ran": True}},
+                                tmp_path, tmp_path / "evidence", 10, 2, "num_stages=3")
+    release = [f for f in out if f["rule"] == "mbarrier-release"]
+    assert release, [f["rule"] for f in out]
+    v = release[0]["verify"]
+    assert v["harness_error"] is None, v["harness_error"]
+    assert v["verdict"] == CONFIRMED_FORCED and "issued 32 times" in v["delay"] and v["mismatches"] == 1000
+    assert any("issued 8 times" in t and ": 0 changed, twin 0 changed" in t for t in v["tried"]), v["tried"]
+    files = {p.name for p in (tmp_path / "evidence").iterdir()}
+    assert any(n.endswith("_repeat.cu") for n in files), "the stretched twin's control is a repeat of itself"
