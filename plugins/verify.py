@@ -371,20 +371,29 @@ class _ForcedRunner:
         runs by tag and the delays moved into the twin, by number."""
         from pipelint.plugins import forced_schedule as fs
 
-        moved = {d.number: t for d in delays if twin is not None and (t := fs.relocate(d, twin)) is not None}
+        moved: dict[int, Any] = {}
+        for d in delays if twin is not None else ():
+            t = fs.relocate(d, twin)
+            if t is not None:
+                moved[d.number] = t
         plan = _run_plan(text, twin, delays, moved)
         files = {"natural": natural_pt, **{tag: self.where / f"{tag}.pt" for tag in plan}}
         runs: dict[str, Any] = {}
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             while len(runs) < len(plan):
-                ready = [(tag, job) for tag, job in plan.items() if tag not in runs and
-                         all(b in runs or b == "natural" for b in job[1:] if b is not None)]
-                if not ready:           # cannot happen: every base is planned before what needs it
-                    raise RuntimeError(f"forced-schedule runs wait on each other: {sorted(set(plan) - set(runs))}")
                 futs = [pool.submit(self.one, tag, cuda, *(files[b] if b else None for b in bases))
-                        for tag, (cuda, *bases) in ready]
+                        for tag, (cuda, *bases) in _ready(plan, runs)]
                 runs.update(f.result() for f in futs)
         return runs, moved
+
+
+def _ready(plan: dict[str, tuple[str, str | None, str | None]], runs: dict[str, Any]) -> list:
+    """The planned runs not yet run whose bases have run (`natural` exists before any)."""
+    ready = [(tag, job) for tag, job in plan.items() if tag not in runs and
+             all(b in runs or b == "natural" for b in job[1:] if b is not None)]
+    if not ready:           # cannot happen: every base is planned with what needs it
+        raise RuntimeError(f"forced-schedule runs wait on each other: {sorted(set(plan) - set(runs))}")
+    return ready
 
 
 def _run_tag(tag: str) -> str:
