@@ -23,5 +23,5 @@ timeout 560 python3 -m pipelint verify --cu tests/fixtures/handwritten/release_e
   --twin tests/fixtures/kernels/gemm_f16_sm_90_s3.cu --forced-schedule --evidence-dir /tmp/ev \
   --timeout 120 "$@" --format json -o "$out/verify_release_early.json" > "$out/verify_release_early.log" 2>&1
 echo "verify rc=$? in $(( $(date +%s) - t0 )) s" >> "$out/verify_release_early.log"
-tar -czf "$out/verify_release_early_evidence.tgz" -C /tmp ev --exclude='*.pt' 2>/dev/null
+tar --exclude='*.pt' -czf "$out/verify_release_early_evidence.tgz" -C /tmp ev 2>/dev/null
 tail -20 "$out/verify_release_early.log"
