@@ -149,10 +149,14 @@ class Session:
     def lint_text(self, name: str, text: str) -> Report:
         """A generated kernel with no file behind it (the TileLang hook): analysed without the
         budgets, no `// pipelint: ignore` comments read, the configuration applied."""
-        result, findings, errors, _ = self.analyze_text(name, text)
+        return self.lint_text_models(name, text)[0]
+
+    def lint_text_models(self, name: str, text: str) -> tuple[Report, list[KernelModel]]:
+        """`lint_text`'s report and the kernel models it was found on (the hook's `checked`)."""
+        result, findings, errors, models = self.analyze_text(name, text)
         report = Report(rules=dict(self.host.rules), errors=list(errors), findings=findings)
         report.files.append(FileResult(result.path, result.parsed, result.kernels, result.error, suppressions=()))
-        return self.finish(report)
+        return self.finish(report), models
 
     def check_variants(self, kernel: str, variants: list, dump: Path, report: Report,
                        keep_paths: bool = True) -> list[LoweredVariant]:

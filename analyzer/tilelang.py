@@ -33,7 +33,8 @@ from typing import Any
 
 from .findings import Finding, Severity
 
-__all__ = ["PipelineError", "PipelineWarning", "install", "installed", "lint_cuda", "prune", "stats", "uninstall"]
+__all__ = ["PipelineError", "PipelineWarning", "checked", "install", "installed", "lint_cuda", "prune", "stats",
+           "uninstall"]
 
 CALLBACK = "tilelang_callback_cuda_postproc"
 ENV = "PIPELINT_TILELANG"
@@ -59,6 +60,7 @@ class _State:
     previous: Any = None            # the callback that was registered before ours (or None)
     installed: bool = False
     seconds: list[float] = field(default_factory=list)    # pipelint's time per kernel
+    kernels: list[dict[str, Any]] = field(default_factory=list)   # what each checked kernel is (`checked`)
     host: Any = None
     config: Any = None
 
@@ -74,6 +76,14 @@ def stats() -> dict[str, float]:
     """Kernels checked since `install` and pipelint's time on them (for measuring its cost)."""
     s = _STATE.seconds
     return {"kernels": len(s), "total_s": sum(s), "mean_s": sum(s) / len(s) if s else 0.0}
+
+
+def checked() -> list[dict[str, Any]]:
+    """The kernels checked since `install`, oldest first: each one's name, its shared memory per
+    block as pipelint measures it from the accesses (`shared_bytes`; None where an extent is
+    symbolic), its finding count by severity and pipelint's seconds on it.  What a user reads to
+    see which configuration TileLang just generated (a tile size from an imported module)."""
+    return [dict(k) for k in _STATE.kernels]
 
 
 def install(mode: str = "warn", config: str | None = None) -> None:
@@ -117,8 +127,11 @@ def _callback(code: str, target: Any) -> str:
     if _STATE.previous is not None:
         code = str(_STATE.previous(code, target))
     started = time.perf_counter()
-    findings = lint_cuda(code)
+    findings, models = _lint(code)
     _STATE.seconds.append(time.perf_counter() - started)
+    counts = {sev.value: sum(1 for f in findings if f.severity == sev) for sev in Severity}
+    _STATE.kernels.extend({"kernel": m.name, "shared_bytes": m.shared_bytes(), "findings": counts,
+                           "seconds": _STATE.seconds[-1]} for m in models)
     errors = [f for f in findings if f.severity == Severity.ERROR] if _STATE.mode == "error" else []
     for f in findings:
         if f not in errors:
@@ -131,19 +144,23 @@ def _callback(code: str, target: Any) -> str:
 def lint_cuda(code: str, host: Any = None, config: Any = None) -> list[Finding]:
     """Check one generated CUDA source with the project's configuration applied; findings
     carry the TileLang Python line as their primary location."""
+    return _lint(code, host, config)[0]
+
+
+def _lint(code: str, host: Any = None, config: Any = None) -> tuple[list[Finding], list]:
+    """`lint_cuda`'s findings and the kernel models they were found on."""
     from .config import Config
     from .pluginhost import load_plugins
     from .relocate import python_first
+    from .report.present import shown_findings
     from .session import Session
 
     host = host or _STATE.host or load_plugins()
     config = config or _STATE.config or Config()
-    report = Session.open(host, config=config).lint_text("<tilelang kernel>.cu", code)
+    report, models = Session.open(host, config=config).lint_text_models("<tilelang kernel>.cu", code)
     python_first(report)
     # in the user's terms: Python lines and statements in the messages, one finding per defect
-    from .report.present import shown_findings
-
-    return shown_findings(report)
+    return shown_findings(report), models
 
 
 def _where(f: Finding) -> str:

@@ -3,6 +3,7 @@ warnings at the user's TileLang line (or a PipelineError), and uninstall() resto
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -116,3 +117,31 @@ def test_environment_variable_installs_it_without_an_import(tmp_path):
     off = subprocess.run([sys.executable, "-c", launcher], capture_output=True, text=True,
                          env={**env, "PIPELINT_TILELANG": "off"}, cwd=tmp_path, timeout=300)
     assert "PipelineWarning" not in off.stdout
+
+
+def test_an_imported_tile_size_reaches_the_hooks_kernel(tmp_path):
+    """Issue 39's done-when in the JIT hook: a kernel whose tile size lives two imports away
+    (`k.py` imports `config`, which imports `tiles`) is checked as TileLang generates it after
+    `tiles.py` changes, and `checked()` reports the new shared memory per block.  A fresh
+    interpreter each time, as a user's next run is (sys.modules would keep the old `tiles`)."""
+    gemm = (ROOT / "examples" / "gemm.py").read_text()
+    (tmp_path / "k.py").write_text(gemm.replace("import tilelang.language as T\n",
+                                                "import tilelang.language as T\nfrom config import TILE_K\n", 1)
+                                   .replace("block_K=32", "block_K=TILE_K", 1))
+    (tmp_path / "config.py").write_text("from tiles import BLOCK_K\n\nTILE_K = BLOCK_K\n")
+    script = ("import json, sys; sys.path.insert(0, sys.argv[1])\n"
+              "import pipelint.tilelang as hook\nhook.install('warn')\nimport k\n"
+              "from tilelang.tools.compile_only import compile_kernel_source\n"
+              "compile_kernel_source(k.matmul(num_stages=2), {'kind': 'cuda', 'arch': 'sm_80'})\n"
+              "print(json.dumps([(c['kernel'], c['shared_bytes']) for c in hook.checked()]))\n")
+
+    def checked(block_k):
+        (tmp_path / "tiles.py").write_text(f"BLOCK_K = {block_k}\n")
+        out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True,
+                             cwd=tmp_path, timeout=300, env={**os.environ, "TILELANG_CACHE_DIR": str(tmp_path / "tlc")})
+        assert out.returncode == 0, out.stderr[-2000:]
+        return [tuple(c) for c in json.loads(out.stdout.strip().splitlines()[-1])]
+
+    [(name, before)] = checked(64)
+    assert before == (128 * 64 + 64 * 128) * 2 * 2           # A and B tiles, float16, two stages
+    assert checked(32) == [(name, (128 * 32 + 32 * 128) * 2 * 2)]
