@@ -236,6 +236,34 @@ def test_github_actions_recipe(scratch, clone, env, user_venv):
     assert (user_venv / "pipelint").exists()    # the check step ran the wheel built from the clone
 
 
+def test_github_actions_recipe_fails_on_a_kernel_that_does_not_lower(scratch, env):
+    """Issue 39 (failures that fail): the workflow's own `lower` loop and check step, as docs/ci.md
+    writes them, on a repository whose one kernel TileLang 0.1.15 cannot lower for sm_90 (the
+    two-loop softmax: an InternalError).  `lower --exit-zero` lets the job go on, the check step
+    fails (exit 1) and its SARIF holds a `lowering-failed` result at the kernel's Python file."""
+    if not have_tilelang():
+        pytest.skip("needs TileLang (the tilelang extra)")
+    flow = _workflow()
+    steps = {s["name"]: s for s in flow["jobs"]["lint-kernels"]["steps"] if "name" in s}
+    regenerate = next(s["run"] for n, s in steps.items() if n.startswith("Regenerate"))
+    check = next(s["run"] for n, s in steps.items() if n.startswith("Check"))
+    project = scratch / "gh-fails"
+    (project / "kernels").mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "fixtures" / "causes" / "two_loop_softmax.py", project / "kernels")
+    user = _path(VENV_BIN, env={**env, **flow.get("env", {})})
+    sh("\n".join(line for line in regenerate.splitlines() if not line.strip().startswith("pip install")), project, user)
+    record = project / "lowered" / "two_loop_softmax" / "online_softmax_sm_90_s3.cu"
+    assert record.read_text().startswith("// pipelint: TileLang could not lower")
+    failed = subprocess.run(["bash", "-eo", "pipefail", "-c", check], cwd=project, env=user, capture_output=True,
+                            text=True, timeout=600)
+    assert failed.returncode == 1, failed.stdout[-2000:] + failed.stderr[-2000:]
+    doc = _check_sarif(project / "pipelint.sarif")
+    hits = [r for r in doc["runs"][0]["results"] if r["ruleId"] == "lowering-failed"]
+    assert hits and all(r["level"] == "error" for r in hits)
+    uris = {loc["physicalLocation"]["artifactLocation"]["uri"] for r in hits for loc in r["locations"]}
+    assert any(u.endswith("two_loop_softmax.py") for u in uris), uris
+
+
 def test_dump_name_collision_is_a_usage_error(scratch, env):
     """Two modules, one dump folder, one factory name: the second lowering refuses (exit 2)."""
     if not have_tilelang():

@@ -106,6 +106,13 @@ def test_ci_formats_write_repository_relative_python_paths(run_cli, tmp_path, mo
     assert {d["location"]["path"] for d in rdjson["diagnostics"]} == {"kernels/gemv.py"}
     junit = run_cli(*args, "--format", "junit").out
     assert 'name="kernels/gemv.py"' in junit and absolute not in junit
+    sarif = json.loads(run_cli(*args, "--format", "sarif").out)
+    assert {loc["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]
+            for loc in r["locations"]} == {"kernels/gemv.py"}
+    doc = json.loads(run_cli(*args, "--format", "json").out)
+    assert doc["findings"] and {f["path"] for f in doc["findings"]} == {"kernels/gemv.py"}
+    text = run_cli(*args, "--format", "text").out
+    assert text.startswith("kernels/gemv.py:") and absolute not in text
 
 
 # ---------------------------------------------------------------- failures that fail

@@ -418,9 +418,19 @@ class PipelintServer(LanguageServer):
                 return None
             why = "TileLang is not installed" if self.lowerer.tl_version is None else "still lowering"
             return static_hover(scan(current), state.params if state else None, line, why)
-        parts = [state.analysis.hover(line, col), lowered_hover(scan(state.text or current), state.lowered, line)]
+        src = scan(state.text or current)
+        parts = [state.analysis.hover(line, col), lowered_hover(src, state.lowered, line)]
+        if uri.endswith(".py") and not state.analysis.lowered:      # TileLang missing, or the lowering failed
+            parts.append(static_hover(src, state.params, line, self._not_lowered(state)))
         text = "\n\n".join(p for p in parts if p)
         return _marked(text, state) if text else None
+
+    def _not_lowered(self, state: Any) -> str:
+        """Why a checked Python buffer has no lowering, in a hover's words."""
+        if self.lowerer.tl_version is None:
+            return "TileLang is not installed"
+        lowered = state.lowered or {}
+        return "TileLang could not lower it: see the diagnostic" if lowered.get("ok") is False else "still lowering"
 
     def hints(self, uri: str, first: int, last: int) -> list[tuple[int, int, str, bool]]:
         """(line, col, label, from the lowering) for lines first..last (1-based)."""
