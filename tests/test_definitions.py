@@ -78,3 +78,44 @@ def test_an_assignment_later_in_an_enclosing_loop_kills(defs) -> None:
 def test_an_assignment_in_a_branch_kills(defs) -> None:
     func, d = defs
     assert d.value_at("v", _use(func, "v", 19)) is None
+
+
+JOIN = """
+extern "C" __global__ void k(const int* __restrict__ idx, int* __restrict__ out) {
+  __shared__ int m[16];
+  int v = idx[((int)threadIdx.x) >> 3];
+  int c;
+  if (v <= ((int)blockIdx.x)) {
+    c = 1;
+  } else {
+    c = 0;
+  }
+  m[((int)threadIdx.x) >> 3] = c;
+  int d;
+  if (v < 3) {
+    d = 1;
+    v = 2;
+  } else {
+    d = v;
+  }
+  m[1] = d;
+  int e;
+  if (v < 3) {
+    e = 1;
+  }
+  m[2] = e;
+}
+"""
+
+
+def test_a_register_assigned_in_both_branches_is_their_join() -> None:
+    """Issue 31, item 5: `c` after `if (v <= bx) c = 1; else c = 0;` is `v <= bx ? 1 : 0`, not
+    the last branch's value; not where a branch assigns what the join reads (`v`), nor where only
+    one branch assigns (`e`: its value before the `if` may remain)."""
+    func = next(d for d in parse(JOIN).unit.items if isinstance(d, A.FunctionDef) and d.is_kernel)
+    d = Definitions.of(func)
+    joined = d.value_at("c", _use(func, "c", 11))
+    assert isinstance(joined, A.Ternary) and isinstance(joined.cond, A.Binary) and joined.cond.op == "<="
+    assert (joined.then.value, joined.other.value) == (1, 0)
+    assert d.value_at("d", _use(func, "d", 19)) is None
+    assert d.value_at("e", _use(func, "e", 24)) is None

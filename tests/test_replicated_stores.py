@@ -32,6 +32,12 @@ def _findings(path: Path) -> list[tuple[str, str, int]]:
     # (half_t)threadIdx.x into A_shared[tk] by 256 threads: different values into one word (line 30
     # of TileLang's output, 34 below the 4-line header)
     (HANDWRITTEN / "replicated_tid_sm_80_s0.cu", [("shared-write-race", "error", 34)]),
+    # `idx = Indices[bx * 16 + (tx >> 3)]`, then `condval` from both branches of `if (idx <= bx)`,
+    # stored by the 8 threads of a slot into mask[tx >> 3]: one load, so one value (before: undecided,
+    # the join of the two branches was not a definition and memory reads were not compared as values)
+    (KERNELS / "register_mask_sm_80_s0.cu", []),
+    # `condval + threadIdx.x`: the same load, different values (line 31, 35 below the header)
+    (HANDWRITTEN / "register_mask_tid_sm_80_s0.cu", [("shared-write-race", "error", 35)]),
 ])
 def test_replicated_stores_are_decided_on_their_values(path, expected):
     assert _findings(path) == expected

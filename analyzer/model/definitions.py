@@ -16,6 +16,13 @@ where it is exact:
 * its memory reads are of read-only inputs (a `const` pointee kernel parameter): the same
   address gives the same value at any time, so the value is a function of its address.
 
+A register assigned in both branches of an `if` whose condition is not decided here (TileLang's
+`int condval; if (c) { condval = 1; } else { condval = 0; }`) is defined at the `if` by the join
+of the two values, `c ? a : b` (issue 31, item 5: not the last branch's value).  Only where that
+is exact: each branch is a run of expression statements, the variable's last assignment in each
+is a plain `=`, and neither the condition nor the two values read a variable either branch
+assigns.
+
 Anything else is no definition (None), and the caller stays undecided as before.
 """
 from __future__ import annotations
@@ -62,7 +69,7 @@ class Definitions:
         self._blocks[id(block)] = block
         for n, child in enumerate(block.body):
             here = (*path, (id(block), n))
-            for name, value, node in _assignments(child):
+            for name, value, node in _assignments(child) + _joined(child):
                 self._sites.setdefault(name, []).append(_Site(here, value, node))
             self._descend(child, here)
 
@@ -194,6 +201,43 @@ def _assignments(stmt: A.Node) -> list[tuple[str, A.Expr | None, A.Node]]:
     if isinstance(stmt, A.ExprStmt):
         return _expr_assignments(stmt.expr)
     return out
+
+
+def _joined(stmt: A.Node) -> list[tuple[str, A.Expr | None, A.Node]]:
+    """The registers both branches of an `if`/`else` assign, each defined at the `if` by
+    `cond ? then-value : else-value` (see the module docstring for where that is exact)."""
+    if not isinstance(stmt, A.If) or stmt.other is None:
+        return []
+    then, other = _branch_values(stmt.then), _branch_values(stmt.other)
+    if then is None or other is None:
+        return []
+    assigned = then[1] | other[1]
+    if _names(stmt.cond) & assigned:
+        return []
+    out: list[tuple[str, A.Expr | None, A.Node]] = []
+    for name in sorted(then[0].keys() & other[0].keys()):
+        a, b = then[0][name], other[0][name]
+        if not (_names(a) | _names(b)) & assigned:
+            out.append((name, A.Ternary(stmt.cond, a, b, stmt.span), stmt))
+    return out
+
+
+def _branch_values(branch: A.Node) -> tuple[dict[str, A.Expr], set[str]] | None:
+    """A branch's final plain values by variable, and every variable it assigns; None when the
+    branch is not a run of expression statements (a nested statement: not joined)."""
+    stmts = branch.body if isinstance(branch, A.Compound) else (branch,)
+    values: dict[str, A.Expr] = {}
+    assigned: set[str] = set()
+    for s in stmts:
+        if not isinstance(s, A.ExprStmt):
+            return None
+        for name, value, _ in _expr_assignments(s.expr):
+            assigned.add(name)
+            if value is None:
+                values.pop(name, None)
+            else:
+                values[name] = value
+    return values, assigned
 
 
 def _expr_assignments(expr: A.Node | None) -> list[tuple[str, A.Expr | None, A.Node]]:

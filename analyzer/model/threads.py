@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..cuda import ast as A
@@ -334,32 +334,102 @@ def _differ_through_memory(a: LaneRecipe, b: LaneRecipe, va: A.Expr, vb: A.Expr,
     atoms_a, atoms_b = _atoms(va, registers, varying, definitions), _atoms(vb, registers, varying, definitions)
     if atoms_a is None or atoms_b is None or len(atoms_a) != len(atoms_b):
         return None
-    for x, y in zip(atoms_a, atoms_b):
-        if decide(a, b, shift, opaque, values=(x, y), same_point=registers)[0] is not False:
-            return None
-    return False
+    unequal = [k for k, (x, y) in enumerate(zip(atoms_a, atoms_b))
+               if decide(a, b, shift, opaque, values=(x, y), same_point=registers)[0] is not False]
+    if not unequal:
+        return False
+    # Some atom differs between the colliding threads.  Where every memory read's address is still
+    # the same on both sides, each read is one value for both (a parameter), and the solver
+    # decides the values themselves: `condval + threadIdx.x`, with `condval` from one load, differ.
+    kinds: list[bool] = []
+    _atoms(va, registers, varying, definitions, kinds)
+    if any(kinds[k] for k in unequal):
+        return None
+    reads = _Reads()
+    ea = _expanded(va, registers, definitions, reads)
+    reads.mirror = True
+    eb = _expanded(vb, registers, definitions, reads)
+    if ea is None or eb is None or reads.used != len(reads.names):
+        return None
+    return decide(a, b, shift, opaque, values=(ea, eb), same_point=registers)[0]
+
+
+@dataclass
+class _Reads:
+    """The names standing for one value's memory reads, in order (`pl_read0`, ...); the other
+    side (`mirror`) takes the k-th name for its k-th read, whose address is the same at every
+    collision."""
+
+    names: list[str] = field(default_factory=list)
+    used: int = 0
+    mirror: bool = False
+
+    def next(self) -> str | None:
+        if not self.mirror:
+            self.names.append(f"pl_read{len(self.names)}")
+            return self.names[-1]
+        self.used += 1
+        return self.names[self.used - 1] if self.used <= len(self.names) else None
+
+
+def _expanded(value: A.Node, registers: frozenset[str], definitions: Any, reads: _Reads,
+              depth: int = 0) -> A.Expr | None:
+    """`value` with each register replaced by its reaching definition and each memory read by
+    the name `reads` gives it; None where a register has no exact definition."""
+    if isinstance(value, A.Index):
+        name = reads.next()
+        return A.Name(name, value.span) if name is not None else None
+    if isinstance(value, A.Name) and not value.scope and value.ident in registers:
+        found = definitions.value_at(value.ident, value) if definitions is not None and depth < 4 else None
+        return _expanded(found, registers, definitions, reads, depth + 1) if found is not None else None
+    out = _rebuilt(value, lambda child: _expanded(child, registers, definitions, reads, depth))
+    return out if isinstance(out, A.Expr) else None
+
+
+def _rebuilt(node: A.Node, child_of: Any) -> A.Node | None:
+    """`node` with each child node replaced by `child_of(child)`; None if any of those is None."""
+    from dataclasses import fields, replace
+
+    changes: dict[str, Any] = {}
+    for f in fields(node):  # type: ignore[arg-type]
+        v = getattr(node, f.name)
+        if isinstance(v, A.Node):
+            changes[f.name] = child_of(v)
+            if changes[f.name] is None:
+                return None
+        elif isinstance(v, tuple) and any(isinstance(x, A.Node) for x in v):
+            items = tuple(child_of(x) if isinstance(x, A.Node) else x for x in v)
+            if any(x is None for x in items):
+                return None
+            changes[f.name] = items
+    return replace(node, **changes) if changes else node  # type: ignore[type-var]
 
 
 def _atoms(value: A.Expr, registers: frozenset[str], varying: frozenset[str],
-           definitions: Any = None) -> list[A.Expr] | None:
+           definitions: Any = None, kinds: list[bool] | None = None) -> list[A.Expr] | None:
     """What a stored value is a function of: the addresses of its memory reads and its variables
     outside them, the thread's and the loops' (`varying`; kernel parameters are the same for every
-    thread); None: it reads a register or calls something impure."""
+    thread); None: it reads a register or calls something impure.  `kinds` gets, per atom,
+    whether it is a memory read's address."""
     out: list[A.Expr] = []
+    kinds = kinds if kinds is not None else []
 
     def visit(node: A.Node) -> bool:
         if isinstance(node, A.Index):
             if any(isinstance(n, A.Name) and n.ident in registers for n in node.base.walk()):
                 return False
             out.append(node.index)
+            kinds.append(True)
             return True
         if isinstance(node, A.Call) and thread_index_call(node) is not None:
             out.append(node)
+            kinds.append(False)
             return True
         if isinstance(node, A.Call):
             return pure_call(node) and all(visit(arg) for arg in node.args)
         if isinstance(node, (A.Member, A.Cast)) and builtin_name(node) is not None:
             out.append(node)
+            kinds.append(False)
             return True
         if isinstance(node, A.Name):
             if node.ident in registers:      # a register: its reaching definition, where it is exact
@@ -367,6 +437,7 @@ def _atoms(value: A.Expr, registers: frozenset[str], varying: frozenset[str],
                 return found is not None and visit(found)
             if not node.scope and node.ident in varying:
                 out.append(node)
+                kinds.append(False)
             return True
         return all(visit(child) for child in node.children() if isinstance(child, A.Node))
 
