@@ -372,10 +372,11 @@ class _ForcedRunner:
         from pipelint.plugins import forced_schedule as fs
 
         moved: dict[int, Any] = {}
-        for d in delays if twin is not None else ():
-            t = fs.relocate(d, twin)
-            if t is not None:
-                moved[d.number] = t
+        if twin is not None:
+            for d in delays:
+                t = fs.relocate(d, twin)
+                if t is not None:
+                    moved[d.number] = t
         plan = _run_plan(text, twin, delays, moved)
         files = {"natural": natural_pt, **{tag: self.where / f"{tag}.pt" for tag in plan}}
         runs: dict[str, Any] = {}
@@ -431,7 +432,7 @@ def _run_plan(text: str, twin: str | None, delays: list,
         base = _run_tag(c["changed"])
         plan[f"delay_{d.number}"] = (fs.render(text, [d]), *(("natural", "delay_0") if base == "delay_0"
                                                              else (base, base)))
-        if d.number not in moved:
+        if twin is None or d.number not in moved:
             continue
         twin_text = fs.render(twin, [moved[d.number]])
         control, control_base = _run_tag(c["control"]), _run_tag(c["control_base"])
