@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, lsp_test_client
 
 pytestmark = [
     pytest.mark.tilelang,
@@ -91,18 +91,8 @@ def workspace(tmp_path_factory) -> Path:
 
 
 def make_client():
-    from pygls.protocol import default_converter
-    from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
-
-    def published(ls: LanguageClient, params: lsp.PublishDiagnosticsParams) -> None:
-        ls.diagnostics[params.uri] = params.diagnostics
-        PUBLISHED.append(params)
-
-    client = LanguageClient(converter_factory=default_converter)
-    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: published,
-                                   lsp.WORKSPACE_INLAY_HINT_REFRESH: lambda ls, params: None,
-                                   lsp.CLIENT_REGISTER_CAPABILITY: lambda ls, params: None})
-    return client
+    """The shared test client, also keeping every publishDiagnostics (with its version)."""
+    return lsp_test_client(lambda ls, params: PUBLISHED.append(params))
 
 
 if pytest_lsp is not None:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, lsp_test_client
 
 pytestmark = [
     pytest.mark.tilelang,
@@ -50,20 +50,9 @@ def workspace(tmp_path_factory) -> Path:
     return ws
 
 
-def make_client():
-    from pygls.protocol import default_converter
-    from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
-
-    client = LanguageClient(converter_factory=default_converter)
-    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES,
-                                   lsp.WORKSPACE_INLAY_HINT_REFRESH: lambda ls, params: None,
-                                   lsp.CLIENT_REGISTER_CAPABILITY: lambda ls, params: None})
-    return client
-
-
 if pytest_lsp is not None:
     @pytest_lsp.fixture(scope="module", config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "pipelint", "server"], client_factory=make_client))
+        server_command=[sys.executable, "-m", "pipelint", "server"], client_factory=lsp_test_client))
     async def client(lsp_client: LanguageClient):
         await lsp_client.initialize_session(lsp.InitializeParams(
             capabilities=pytest_lsp.client_capabilities("visual-studio-code"),

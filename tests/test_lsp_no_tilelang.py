@@ -11,7 +11,7 @@ import os
 import sys
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, lsp_test_client
 
 pytestmark = [
     pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in ("pygls", "pytest_lsp")),
@@ -34,22 +34,11 @@ PIPELINED = next(i for i, t in enumerate(LINES) if "T.Pipelined(" in t)
 LAUNCH = next(i for i, t in enumerate(LINES) if "T.Kernel(" in t)
 
 
-def make_client():
-    from pygls.protocol import default_converter
-    from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
-
-    client = LanguageClient(converter_factory=default_converter)
-    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES,
-                                   lsp.WORKSPACE_INLAY_HINT_REFRESH: lambda ls, params: None,
-                                   lsp.CLIENT_REGISTER_CAPABILITY: lambda ls, params: None})
-    return client
-
-
 if pytest_lsp is not None:
     ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HIDE), os.environ.get("PYTHONPATH", "")])}
 
     @pytest_lsp.fixture(scope="module", config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "pipelint", "server"], client_factory=make_client, server_env=ENV))
+        server_command=[sys.executable, "-m", "pipelint", "server"], client_factory=lsp_test_client, server_env=ENV))
     async def client(lsp_client: LanguageClient):
         await lsp_client.initialize_session(lsp.InitializeParams(
             capabilities=pytest_lsp.client_capabilities("visual-studio-code"),

@@ -331,7 +331,8 @@ def _differ_through_memory(a: LaneRecipe, b: LaneRecipe, va: A.Expr, vb: A.Expr,
     if shape(va) != shape(vb):
         return None
     varying = frozenset(n for r in (a, b) for n, _ in (*r.ranges, *r.points))
-    atoms_a, atoms_b = _atoms(va, registers, varying, definitions), _atoms(vb, registers, varying, definitions)
+    kinds: list[bool] = []          # per atom of `va`: whether it is a memory read's address
+    atoms_a, atoms_b = _atoms(va, registers, varying, definitions, kinds), _atoms(vb, registers, varying, definitions)
     if atoms_a is None or atoms_b is None or len(atoms_a) != len(atoms_b):
         return None
     unequal = [k for k, (x, y) in enumerate(zip(atoms_a, atoms_b))
@@ -341,8 +342,6 @@ def _differ_through_memory(a: LaneRecipe, b: LaneRecipe, va: A.Expr, vb: A.Expr,
     # Some atom differs between the colliding threads.  Where every memory read's address is still
     # the same on both sides, each read is one value for both (a parameter), and the solver
     # decides the values themselves: `condval + threadIdx.x`, with `condval` from one load, differ.
-    kinds: list[bool] = []
-    _atoms(va, registers, varying, definitions, kinds)
     if any(kinds[k] for k in unequal):
         return None
     reads = _Reads()
