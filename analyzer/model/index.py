@@ -27,6 +27,8 @@ class KernelIndex:
             return [n for n in nodes if _within(n.span, span)]
 
         calls = sorted(inside(registry["calls"]), key=lambda n: (n.span.line, n.span.column))
+        self.root = root
+        self.calls: list[A.Call] = calls
         self._call_starts = [(n.span.line, n.span.column) for n in calls]
         self._call_kinds = [(n.span.end_line, n.span.end_column, _kind_of(n)) for n in calls]
         self.call_names = frozenset(n.name for n in calls)

@@ -94,12 +94,12 @@ class KernelModel:
         self.layout = SharedLayout(self.index.declarations)
         self.registers = self._registers()
         self.runtime_loops = self._runtime_loops()
-        self.period = pipeline_period(self.index)      # of the slot/parity arithmetic
+        # a fact of the text, not of a trip count: a scenario's model reuses its base's
+        self.handoff_params = handoff_params if handoff_params is not None else self._handoff_params()
+        self.period = pipeline_period(self.index, self.handoff_params, self.params)   # of the slot/parity arithmetic
         if runtime_trip is None and self.runtime_loops:
             runtime_trip = self.trip_scenarios()[-1]   # a steady-state representative
         self.runtime_trip = runtime_trip if self.runtime_loops else None
-        # a fact of the text, not of a trip count: a scenario's model reuses its base's
-        self.handoff_params = handoff_params if handoff_params is not None else self._handoff_params()
         self.trace: Trace = TraceBuilder(func, self.layout, self.threads, self.index, self.runtime_trip,
                                          roles, self.handoff_params).build()
         # The version dimension is a property of the buffers, not of one trip

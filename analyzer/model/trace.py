@@ -34,6 +34,8 @@ from .intrinsics import (
     call_kind,
     type_bytes,
 )
+from .period import integer_locals
+from .period import pipeline_period as period_of
 from .shared import SharedLayout, SmemRef
 from .templates import Protocol
 from .templates import Sync as TemplateSync
@@ -261,38 +263,16 @@ def is_runtime_bound(loop: A.For) -> bool:
     return _loop_bounds(loop) is not None and _loop_header(loop) is None
 
 
-def _period(index: KernelIndex, var: str) -> int:
-    """lcm of the moduli applied to `var`: slots and parities repeat with it."""
-    period = 1
-    for n in index.modular:
-        if index.mentions(n.left, var):
-            c = evaluate(n.right, {})
-            if not c or c <= 0:
-                continue
-            if n.op in ("%", "/"):
-                period = math.lcm(period, c)
-            elif n.op == "&" and (c + 1) & c == 0:
-                period = math.lcm(period, c + 1)
-            elif n.op == ">>" and c < 6:
-                # `(k >> s)` as a parity flips every 2**s iterations
-                period = math.lcm(period, 2 << c)
-        if period > 64:
-            return 64
-    return period
-
-
 MAX_ROLE_CUTS = 8   # a condition that splits the block more finely is data-parallel, not a role
 
 
-def pipeline_period(index: KernelIndex) -> int:
-    """One period for all pipelined loops, so producer and consumer loops stay in step."""
-    period = 1
-    for node in index.fors:
-        if index.of(node.body) & PIPELINE_KINDS:
-            header = _loop_header(node, 0)
-            if header is not None:
-                period = math.lcm(period, _period(index, header[0]))
-    return min(period, 64)
+def pipeline_period(index: KernelIndex, tracked: frozenset[str] = frozenset(),
+                    params: frozenset[str] = frozenset()) -> int:
+    """One period for all pipelined loops, so producer and consumer loops stay in step
+    (`period.pipeline_period`: what it counts and why)."""
+    loops = [(node, header[0]) for node in index.fors
+             if index.of(node.body) & PIPELINE_KINDS and (header := _loop_header(node, 0)) is not None]
+    return period_of(index, loops, tracked, params)
 
 
 def find_roles(ifs: list[A.If], threads: int) -> list[Role]:
@@ -322,10 +302,6 @@ def find_roles(ifs: list[A.If], threads: int) -> list[Role]:
     return [Role(a, b) for a, b in zip(bounds, bounds[1:])]
 
 
-_INTEGER_TYPE = re.compile(r"(?:const\s+|volatile\s+)*(?:(?:unsigned|signed)\s+)?"
-                           r"(?:int|uint|long|short|char|uchar|ushort|bool|size_t|u?int\d+_t)\b")
-
-
 class TraceBuilder:
     def __init__(self, func: A.FunctionDef, layout: SharedLayout, threads: int, index: KernelIndex,
                  runtime_trip: int | None = None, roles: list[Role] | None = None,
@@ -345,9 +321,7 @@ class TraceBuilder:
         self._reads: dict[int, list] = memo["reads"]
         # locals whose values the walker tracks: scalars and arrays declared in the body
         # (integers only: floating-point registers never index memory or count phases)
-        self.local_names = frozenset(
-            d.name for decl in index.declarations if not decl.has("__shared__") and not decl.has("extern")
-            for d in decl.declarators if not d.pointer and _INTEGER_TYPE.match(decl.type))
+        self.local_names = integer_locals(index)
         self._inert: dict[int, bool] = memo["inert"]
         self._masks: dict[tuple, tuple[ThreadSet, ThreadSet] | None] = memo.setdefault("masks", {})
         self.loops: dict[int, LoopInfo] = {}
@@ -504,7 +478,7 @@ class TraceBuilder:
     @functools.cached_property
     def period(self) -> int:
         """One period for all pipelined loops, so producer and consumer loops stay in step."""
-        return pipeline_period(self.kinds)
+        return pipeline_period(self.kinds, self.global_params, frozenset(p.name for p in self.func.params if p.name))
 
     def header(self, loop: A.For) -> tuple[str, int, int] | None:
         """`_loop_header` of a loop under this build's trip count, once per loop (loops inside
