@@ -11,14 +11,19 @@ unversioned buffer) holds its last write and the reads since:
   other threads may still be reading, i.e. one read since the last barrier
   (WAR).
 
-The same simulation, run with one barrier removed or one wait changed, says
-which hazard each barrier orders and how deep each wait needs to be.
+What each `__syncthreads` orders is read off one more walk per role (`record`): with
+every claimable barrier taken as absent, each conflicting pair a barrier could order
+is recorded with the barrier instances between its two sides.  A pair is a hazard
+without a set of barriers exactly when every instance between its sides belongs to
+that set: one query per barrier trial on pairs recorded once, instead of one
+simulation per trial.  The same simulation, run with one wait changed, says how deep
+each wait needs to be.
 """
 from __future__ import annotations
 
 import bisect
 import functools
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +71,7 @@ class _Write:
     visible: bool = False
     skipped_by: Event | None = None     # a wait that ran while this copy was still uncommitted
     warp: int | None = None             # lanes of a __syncwarp after it (orders that warp's lanes)
+    since: int = 0                      # barriers recorded before it completed (`_Sim.log`)
 
 
 @dataclass
@@ -73,7 +79,8 @@ class _Range:
     start: int
     end: int
     write: _Write | None = None
-    readers: list = field(default_factory=list)   # [Event, fenced, lanes of a __syncwarp after it]
+    readers: list = field(default_factory=list)   # [Event, fenced, lanes of a __syncwarp after it,
+                                                  #  barriers recorded before it]
     consumed: bool = True
 
 
@@ -87,8 +94,13 @@ PLAIN_KINDS = frozenset({H.RAW_PLAIN, H.WAR_PLAIN, H.WAW_PLAIN})
 
 
 class _Sim:
+    """One role's walk.  `record`: the barrier nodes whose instances are recorded (`log`)
+    instead of applied; each pair of accesses that only such barriers could order is kept in
+    `candidates` with the log positions its two sides lie at, and `replay` answers, for any
+    set of those barriers gone, the hazards a walk without them would find."""
+
     def __init__(self, model: KernelModel, plain: bool, disabled: frozenset,
-                 waits: dict[int, int]) -> None:
+                 waits: dict[int, int], record: frozenset[int] | None = None) -> None:
         self.model = model
         self.plain = plain
         self.disabled = disabled
@@ -106,11 +118,15 @@ class _Sim:
         self.own_reads: set[str | None] = set()
         # plain stores inside loops walked once: a later iteration's store by another thread may
         # overwrite what an earlier iteration read (a loop-carried WAR), with no barrier in the loop
-        self.once_writes: dict[int, list[Event]] = {}
+        self.once_writes: dict[int, list[tuple[Event, int]]] = {}
         self.merged: dict[int, tuple[Event, Event | None]] = {}   # group -> (last copy before the
                                                                    # missing commit, first one after)
         self.order: dict[int, int] = {}         # event identity -> position in the role's trace
-        self.unfenced: list[list] = []          # [event, fenced, warp mask] of the reads since a barrier
+        self.unfenced: list[list] = []          # the readers (`_Range.readers`) since a barrier
+        self.record = record
+        self.log: list[int] = []                # instances of the recorded barriers, in order
+        # (kind, first, second, warp, keywords, log position of the first side, of the second)
+        self.candidates: list[tuple] = []
 
     def ranges(self, ev: Event, create: bool) -> list[_Range]:
         """The pieces of shared memory an event touches.
@@ -157,7 +173,19 @@ class _Sim:
         starts[lo_i:hi_i] = [r.start for r in new]
         return pieces
 
-    def hazard(self, kind: HazardKind, first: Event, second: Event, warp: int | None = None, **kw: Any) -> None:
+    def hazard(self, kind: HazardKind, first: Event, second: Event, warp: int | None = None,
+               since: int | None = None, **kw: Any) -> None:
+        """A pair that may race; `since`: the log position of the first side, when a barrier
+        between the two sides would order them."""
+        if self.record is not None:
+            # only what a recorded barrier between them orders: every other pair (and one with
+            # no recorded barrier between) is found alike by every trial, so by the base walk
+            if since is not None and since < len(self.log):
+                self.candidates.append((kind, first, second, warp, kw, since, len(self.log)))
+            return
+        self._found(kind, first, second, warp, **kw)
+
+    def _found(self, kind: HazardKind, first: Event, second: Event, warp: int | None = None, **kw: Any) -> None:
         if kind in _BYTE_EXACT and self.disjoint(first, second):
             return          # hulls overlap, but no thread's bytes meet any thread's (issue 31, item 6)
         if kind in _THREAD_EXACT:
@@ -182,6 +210,8 @@ class _Sim:
         (registers, memory) and a condition on data picks the writers (an arg-max), it
         is undecided."""
         assert ev.lanes is not None
+        if self.record is not None:
+            return          # no barrier orders a store with itself
         memo = self.model.index.memo.setdefault("replicated", {})
         key = (id(ev.node), ev.lanes.points, ev.lanes.ranges, ev.lanes.threads)
         if key not in memo:
@@ -239,6 +269,28 @@ class _Sim:
         self.at_exit()
         return self.hazards
 
+    def replay(self, disabled: frozenset[int], known: Container[tuple]) -> dict[tuple, Hazard]:
+        """The hazards a walk with the recorded barriers of `disabled` gone finds, less those
+        whose key is in `known` (the walk with every barrier): each recorded pair whose two
+        sides no remaining barrier instance lies between, decided in the walk's order (the first
+        certain one of a key stands, as in `hazard`)."""
+        kept = [0]
+        for node in self.log:
+            kept.append(kept[-1] + (node not in disabled))
+        saved, self.hazards = self.hazards, {}
+        try:
+            for kind, first, second, warp, kw, lo, hi in self.candidates:
+                if kept[hi] != kept[lo]:
+                    continue            # a barrier that stays orders them
+                key = (kind, id(first.node), id(second.node))
+                old = self.hazards.get(key)
+                if key in known or (old is not None and old.certain):
+                    continue
+                self._found(kind, first, second, warp, **kw)
+            return self.hazards
+        finally:
+            self.hazards = saved
+
     # ---------------------------------------------------------------- events
     def on_cp_async(self, ev: Event) -> None:
         self.write(ev, is_async=True)
@@ -266,15 +318,15 @@ class _Sim:
         """A read in loops walked once: a later iteration's store by another thread (recorded
         in `once_writes`) may overwrite what it read."""
         for loop in ev.once:
-            for earlier in self.once_writes.get(loop, ()):
+            for earlier, since in self.once_writes.get(loop, ()):
                 if earlier.node is not ev.node and earlier.buffer == ev.buffer:
-                    self.hazard(H.WAR_PLAIN, ev, earlier)
+                    self.hazard(H.WAR_PLAIN, ev, earlier, since=since)
 
     def _store(self, ev: Event) -> None:
         """A plain store (or, in the cp.async simulation, an async one) to shared memory."""
         if self.plain and ev.once and ev.access == "write":
             for loop in ev.once:
-                self.once_writes.setdefault(loop, []).append(ev)
+                self.once_writes.setdefault(loop, []).append((ev, len(self.log)))
         self.write(ev, is_async=False)
         if self.plain and ev.access != "atomic" and ev.lanes is not None and not ev.lanes.collective:
             self.replicated_store(ev)
@@ -344,11 +396,14 @@ class _Sim:
             return
         self.complete_upto = max(self.complete_upto, self.group - n)
         for w in self.writes:
-            if w.group is not None and w.group <= self.complete_upto:
-                w.complete = True
+            if w.group is not None and w.group <= self.complete_upto and not w.complete:
+                w.complete, w.since = True, len(self.log)
         self.last_wait = ev
 
     def on_sync(self, ev: Event) -> None:
+        if self.record is not None and ev.kind == K.SYNC and id(ev.node) in self.record:
+            self.log.append(id(ev.node))
+            return
         if id(ev.node) in self.disabled:
             return
         self.once_writes.clear()
@@ -390,21 +445,21 @@ class _Sim:
     # mbarrier initialisation must be visible before any thread uses the barrier
     def on_mbar_init(self, ev: Event) -> None:
         if self.plain:
-            self.barrier_inits.append(_Write(ev, is_async=False, complete=True))
+            self.barrier_inits.append(_Write(ev, is_async=False, complete=True, since=len(self.log)))
             self.writes.append(self.barrier_inits[-1])
 
     def on_mbar_use(self, ev: Event) -> None:
         if self.plain:
             for w in self.barrier_inits:
                 if not w.visible:
-                    self.hazard(H.RAW_PLAIN, w.event, ev)
+                    self.hazard(H.RAW_PLAIN, w.event, ev, since=w.since)
             self.barrier_inits = [w for w in self.barrier_inits if not w.visible]
 
     on_mbar_wait = on_mbar_arrive = on_mbar_expect_tx = on_mbar_arrive_expect_tx = on_mbar_use
 
     # ---------------------------------------------------------------- accesses
     def write(self, ev: Event, is_async: bool, visible: bool = False) -> None:
-        w = _Write(ev, is_async, complete=not is_async, visible=visible)
+        w = _Write(ev, is_async, complete=not is_async, visible=visible, since=len(self.log))
         versioned = ev.buffer in self.model.stages
         for r in self.ranges(ev, create=True):
             if r.readers:
@@ -419,12 +474,12 @@ class _Sim:
 
     def _war(self, readers: list, ev: Event, is_async: bool) -> None:
         """A write over bytes read since: a race with every reader no barrier fenced."""
-        for reader, fenced, warp in readers:
+        for reader, fenced, warp, since in readers:
             if reader.retired and retired_before(reader.threads, ev.threads):
                 continue     # the writer's own warpgroup_wait completed the wgmma's reads
             if not fenced and reader.node is not ev.node \
                 and not (reader.access == "atomic" and ev.access == "atomic"):
-                self.hazard(H.WAR_UNSYNCED if is_async else H.WAR_PLAIN, reader, ev, warp=warp)
+                self.hazard(H.WAR_UNSYNCED if is_async else H.WAR_PLAIN, reader, ev, warp=warp, since=since)
 
     def _overwrite(self, r: _Range, old: _Write, ev: Event, is_async: bool, versioned: bool) -> None:
         """A write over an earlier write: two plain stores no barrier orders, or a copy into a
@@ -432,7 +487,7 @@ class _Sim:
         if self.plain and not old.visible and not old.is_async \
                 and old.event.node is not ev.node and old.event.kind == K.SMEM \
                 and not (old.event.access == "atomic" and ev.access == "atomic"):
-            self.hazard(H.WAW_PLAIN, old.event, ev, warp=old.warp)
+            self.hazard(H.WAW_PLAIN, old.event, ev, warp=old.warp, since=old.since)
         if is_async and versioned and old.is_async and not r.consumed \
                 and old.event.node is not ev.node and ev.buffer in self.own_reads:
             self.hazard(H.OVERWRITE_UNCONSUMED, old.event, ev)
@@ -449,9 +504,9 @@ class _Sim:
             elif w is not None and w.is_async:
                 self._read_copy(w, ev)
             elif w is not None and not w.visible and self.plain:
-                self.hazard(H.RAW_PLAIN, w.event, ev, warp=w.warp)
+                self.hazard(H.RAW_PLAIN, w.event, ev, warp=w.warp, since=w.since)
             r.consumed = True
-            reader: list = [ev, False, None]
+            reader: list = [ev, False, None, len(self.log)]
             r.readers.append(reader)
             self.unfenced.append(reader)
 
@@ -473,7 +528,7 @@ class _Sim:
                         groups_in_flight=self.group - self.complete_upto, wait=self.last_wait,
                         commit=self.commits.get(w.group))
         elif not w.visible:
-            self.hazard(H.RAW_UNSYNCED, w.event, ev, wait=self.last_wait, warp=w.warp)
+            self.hazard(H.RAW_UNSYNCED, w.event, ev, wait=self.last_wait, warp=w.warp, since=w.since)
 
     def _vague(self, ev: Event, pieces: list[_Range]) -> bool:
         """A read of unknown footprint (an MMA through a descriptor) over an unversioned
@@ -580,13 +635,24 @@ class CpAsyncAnalysis:
     def _role_trial(self, trial: frozenset, node: int, roles: list[list[Event]], syncs: list[set[int]],
                     base: dict[tuple, Hazard]) -> dict[tuple, Hazard]:
         """The hazards within a role that the barriers of `trial` gone add, in the roles that
-        execute barrier `node` (the others run as before)."""
+        execute barrier `node` (the others run as before): a query on the pairs each role's
+        recorded walk kept (`recorded`), not a walk per trial."""
         new: dict[tuple, Hazard] = {}
-        for events, mine in zip(roles, syncs):
+        for recorded, mine in zip(self.recorded, syncs):
             if node in mine:
-                found = _Sim(self.model, True, trial & mine, {}).run(events)
-                new.update((k, h) for k, h in found.items() if k not in base)
+                new.update(recorded.replay(trial & mine, base))
         return new
+
+    @functools.cached_property
+    def recorded(self) -> list[_Sim]:
+        """Each role's plain walk with the claimable barriers recorded, not applied (`_Sim.replay`)."""
+        claimable = frozenset(id(n) for n in self.sync_nodes)
+        walks = []
+        for events in self.model.trace.events:
+            walk = _Sim(self.model, True, frozenset(), {}, record=claimable)
+            walk.run(events)
+            walks.append(walk)
+        return walks
 
     def _cross_trial(self, new: dict[tuple, Hazard], trial: frozenset, node: A.Node, roles: list[list[Event]],
                      cross_base: set[tuple]) -> None:
