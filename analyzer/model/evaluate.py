@@ -288,6 +288,20 @@ _GLOBALS = {"_div": _c_div, "_mod": _c_mod, "_shl": lambda a, b: _shift(a, b, Tr
             "_arg": lambda given, d: given if given > 0 else d}
 
 
+_COMPILED: dict[str, object] = {}
+
+
+def _compiled(source: str) -> object:
+    """The lambda of one generated expression, compiled once per process: kernels repeat the
+    same index arithmetic (a layout's swizzle, a tile's offsets) in every variant and scenario."""
+    fn = _COMPILED.get(source)
+    if fn is None:
+        if len(_COMPILED) > 65536:
+            _COMPILED.clear()
+        fn = _COMPILED[source] = eval(f"lambda env: {source}", dict(_GLOBALS))  # noqa: S307 - generated
+    return fn
+
+
 class CompiledEvaluator:
     """Evaluates expressions through lambdas compiled once per node (and default)."""
 
@@ -304,7 +318,7 @@ class CompiledEvaluator:
         fn = self._cache.get(key)
         if fn is None:
             try:
-                fn = eval(f"lambda env: {_py(expr, default, self.opaque)}", dict(_GLOBALS))  # noqa: S307 - generated
+                fn = _compiled(_py(expr, default, self.opaque))
             except (ValueError, SyntaxError, RecursionError):
                 fn = False
             self._cache[key] = fn

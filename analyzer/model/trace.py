@@ -1237,12 +1237,18 @@ def _names_of(expr: A.Expr) -> tuple[str, ...]:
     """Variables (and `threadIdx.x`) an index expression reads, memoised per node."""
     found = _NAMES.get(id(expr))
     if found is None or found[0] is not expr:
-        names = sorted({n.ident for n in expr.walk() if isinstance(n, A.Name) and not n.scope}
-                       | {b for n in expr.walk() if isinstance(n, (A.Member, A.Cast))
-                          for b in [builtin_name(n)] if b}
-                       | ({"threadIdx.x"} if any(isinstance(n, A.Call) and thread_index_call(n)
-                                                 for n in expr.walk()) else set()))
-        found = _NAMES[id(expr)] = (expr, tuple(names))
+        names: set[str] = set()
+        for n in expr.walk():           # one walk: names, builtins (`threadIdx.x`), thread-index calls
+            if isinstance(n, A.Name):
+                if not n.scope:
+                    names.add(n.ident)
+            elif isinstance(n, (A.Member, A.Cast)):
+                b = builtin_name(n)
+                if b:
+                    names.add(b)
+            elif isinstance(n, A.Call) and thread_index_call(n):
+                names.add("threadIdx.x")
+        found = _NAMES[id(expr)] = (expr, tuple(sorted(names)))
     return found[1]
 
 
