@@ -13,7 +13,10 @@ benchmarks/make_corpus.py first if the latter is empty) + ../shared/corpus/upstr
 * pipelint cold, -j auto: `pipelint check --no-cache` (processes across the cores);
 * pipelint warm: `pipelint check` with a result cache filled by one earlier run,
   nothing changed;
-* pipelint after one edit: the same cache, one file changed (only it is analysed).
+* pipelint after one edit: the same cache, one file changed (only it is analysed);
+* one kernel: `pipelint check --no-cache FILE` as its own process, for --one files spread evenly
+  over the corpus (median and 90th percentile; issue 32's goal is 0.3 s, process start included),
+  beside a bare `python -c pass` start-up measured the same way.
 
 Also printed: in-process parse-only and parse+check throughput on one core.
 """
@@ -77,9 +80,20 @@ def in_process(files: list[str]) -> tuple[float, float]:
     return parse_s, time.perf_counter() - start
 
 
+def one_kernel(exe: list[str], files: list[str], count: int) -> tuple[float, float, float]:
+    """(median, 90th percentile) seconds of one-file `pipelint check` processes over `count`
+    files spread evenly over the corpus, and the interpreter's own start-up (the peer)."""
+    step = max(1, len(files) // max(1, count))
+    chosen = files[::step][:count]
+    times = sorted(timed([*exe, "--no-cache", "--jobs", "1", f], 1) for f in chosen)
+    bare = timed([sys.executable, "-c", "pass"], 5)
+    return statistics.median(times), times[min(len(times) - 1, int(0.9 * len(times)))], bare
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--one", type=int, default=40, help="files timed one per process (0: skip)")
     args = ap.parse_args()
     files = corpus()
     mb = sum(os.path.getsize(f) for f in files) / 2**20
@@ -103,6 +117,7 @@ def main() -> int:
                 fh.write(f"// edit {n}\n")
             edits.append(timed(cached, 1))
         edited = statistics.median(edits)
+    single = one_kernel(exe, files, args.one) if args.one else None
     parse_s, check_s = in_process(files)
     print(f"corpus: {len(files)} files, {mb:.2f} MB of TileLang-generated CUDA; {cores} cores")
     print(f"{'measurement':<44}{'seconds':>9}{'MB/s':>9}{'vs tree-sitter':>16}{'vs cold 1 core':>16}")
@@ -115,6 +130,10 @@ def main() -> int:
             ("pipelint parse+check, 1 core (in process)", check_s)]
     for name, sec in rows:
         print(f"{name:<44}{sec:>9.2f}{mb / sec:>9.2f}{sec / ts:>15.1f}x{one / sec:>15.1f}x")
+    if single is not None:
+        median, p90, bare = single
+        print(f"one kernel per process ({args.one} files): median {median:.2f} s, 90th percentile {p90:.2f} s "
+              f"(python start-up alone {bare:.2f} s)")
     return 0
 
 
