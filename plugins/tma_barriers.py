@@ -123,14 +123,15 @@ class TxBytes(_ProtocolCheck):
         if f.get("unknown"):
             announced = (f"{f['announced']} bytes{_calls(kernel, issue.event)}" if f.get("announced") is not None
                          else "a run-time byte count")
-            seen = (f"; the wgmma after the phase read {f['read']} bytes of what they write, no more than "
-                    f"announced" if f.get("read") is not None else "")
+            seen = (f"; the reads after the phase (wgmma operands, per-thread loads) take {f['read']} bytes of "
+                    f"what they write, no more than announced" if f.get("read") is not None else "")
             return (f"expect_tx on {_bar(f['barrier'])} announces {announced} per phase; the bytes its TMA loads "
                     f"write could not be checked (a descriptor's box is not in the kernel text and the loads do "
                     f"not tile a known slot){seen}")
         if f.get("read") is not None:
             return (f"expect_tx on {_bar(f['barrier'])} announces {f['announced']} bytes{_calls(kernel, issue.event)} "
-                    f"per phase, but the wgmma reads after the phase read {f['read']} bytes that only its TMA "
+                    f"per phase, but the reads after the phase (wgmma operands, per-thread loads) take "
+                    f"{f['read']} bytes that only its TMA "
                     f"loads write: either fewer bytes are announced than land, or reads see bytes no load wrote")
         return (f"expect_tx on {_bar(f['barrier'])} announces {f['announced']} bytes{_calls(kernel, issue.event)} "
                 f"per phase, but the TMA loads that signal it write {f['loaded']} bytes")

@@ -378,6 +378,11 @@ class ProtocolSim:
         if self.recorder is not None:
             self.recorder.access(r, ev)
         if ev.possible:
+            # a call that is not modelled receives a pointer into the slot: it may read it, so the
+            # load is consumed there and its release is tracked; what it reads is not checked
+            # (never an error: `read`, `_unreleased`)
+            if ev.access == "read" and ev.kind == K.SMEM:
+                self.read(r, ev)
             return True
         if ev.access in ("write", "async"):
             # Threads (or their cp.async) overwrite the bytes: what is there now is
@@ -396,13 +401,13 @@ class ProtocolSim:
         model = self.model
         rng = model.byte_range(ev)
         gen = self.ranges.get(rng) if rng else None
-        if gen is None and rng is not None and ev.buffer in self.a.tma_targets:
+        if gen is None and rng is not None and ev.buffer in self.a.tma_targets and not ev.possible:
             self.issues.append(ProtocolIssue(IssueKind.RAW, ev, {"role": r, "buffer": ev.buffer,
                                                                  "slot": model.slot(ev), "never_loaded": True}))
         if gen is None:
             return
         for wb, phase, wev in gen.writes.values():
-            if wb is not None and self.known[r].get(wb, -1) < phase:
+            if wb is not None and self.known[r].get(wb, -1) < phase and not ev.possible:
                 self.issues.append(ProtocolIssue(
                     IssueKind.RAW, ev, {"role": r, "buffer": ev.buffer, "slot": model.slot(ev),
                                         "barrier": wb, "phase": phase}, ((wev, "load"),)))
@@ -442,8 +447,8 @@ class ProtocolSim:
     def _unreleased(self, r: int, ev: Event, reader: Reader) -> None:
         """A WAR issue where role `r` overwrites what `reader` read before observing its release."""
         model = self.model
-        if any(self.released(r, rel) for rel in reader.releases):
-            return
+        if reader.event.possible or any(self.released(r, rel) for rel in reader.releases):
+            return          # a call that may not read at all is no reason for an error
         if reader.event.retired and _one_warpgroup(model, reader.role, r):
             return        # the writer's own warpgroup_wait completed the wgmma's reads
         arrivals = [rel for rel in reader.releases if rel[0] != "sync"]

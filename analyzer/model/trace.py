@@ -37,7 +37,7 @@ from .intrinsics import (
 from .period import integer_locals
 from .period import pipeline_period as period_of
 from .shared import SharedLayout, SmemRef
-from .templates import Protocol
+from .templates import Access, Protocol
 from .templates import Sync as TemplateSync
 from .templates import protocol as template_protocol
 from .threads import LaneRecipe, ThreadSet, count, elect_extent, elected, lowest, members, span
@@ -904,26 +904,51 @@ class _RoleWalker:
 
     def on_template(self, call: A.Call, proto: Protocol, env: dict, mult: int, it: tuple, guarded: bool) -> bool:
         """A TileLang template whose shared-memory protocol is modelled (`model.templates`): its
-        barriers and its per-thread accesses to the pointer argument, as the header runs them.
-        False when the pointer is not a shared buffer pipelint knows (an unknown call then)."""
-        pointer = call.args[proto.pointer]
-        ref = self.b.layout.ref(pointer)
-        if ref is None:
+        barriers and its per-thread accesses to the pointer arguments, as the header runs them.
+        False when a pointer is not into a shared buffer pipelint knows (an unknown call then)."""
+        refs = self._template_refs(call, proto)
+        if refs is None:
             return False
         for n, arg in enumerate(call.args):
-            if n != proto.pointer:
+            if n not in refs:
                 self.reads_in(arg, env, mult, it, guarded)
-        for step in proto.steps:
+        for n, step in enumerate(proto.steps):
             if isinstance(step, TemplateSync):
                 named = step.count is not None
                 self.events.append(Event(K.NAMED_SYNC if named else K.SYNC, call, self.index, mult, it,
                                          barrier=("bar.sync", step.phase) if named else None,
                                          value=step.count, guarded=guarded, threads=self.mask, internal=True))
-                continue
-            index = step.index if ref.index is None else A.Binary("+", ref.index, step.index, call.span)
-            self.emit_access(SmemRef(ref.buffer, ref.elem_bytes, index), step.access, call, env, mult, it, guarded,
-                             lanes=True)
+            else:
+                ref = refs[proto.pointer if step.pointer is None else step.pointer]
+                self._template_access(call, n, step, ref, env, mult, it, guarded)
         return True
+
+    def _template_refs(self, call: A.Call, proto: Protocol) -> dict[int, SmemRef] | None:
+        """The shared buffer each pointer argument of the template's steps points into, by
+        argument position; None when one is not a shared buffer pipelint knows."""
+        pointers = {proto.pointer} | {s.pointer for s in proto.steps if isinstance(s, Access) and s.pointer is not None}
+        refs: dict[int, SmemRef] = {}
+        for n in pointers:
+            ref = self.b.layout.ref(call.args[n]) if n < len(call.args) else None
+            if ref is None:
+                return None
+            refs[n] = ref
+        return refs
+
+    def _template_access(self, call: A.Call, n: int, step: Access, ref: SmemRef, env: dict, mult: int, it: tuple,
+                         guarded: bool) -> None:
+        """Step `n` of a template: an access to element `step.index` of the pointer's buffer, under
+        the step's guards.  Each step is a site of its own (`offset`): the stage stride is what
+        the pipeline moves one step by, never the distance between two steps of the template."""
+        index = step.index if ref.index is None else A.Binary("+", ref.index, step.index, call.span)
+        self.guards.extend((g, True) for g in step.guards)
+        self.loop_stack.append(("<template step>", n))
+        try:
+            self.emit_access(SmemRef(ref.buffer, ref.elem_bytes, index), step.access, call, env, mult, it,
+                             guarded or bool(step.guards), lanes=True)
+        finally:
+            self.loop_stack.pop()
+            del self.guards[len(self.guards) - len(step.guards):]
 
     def unknown_call(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         """A call the table does not know: a shared pointer passed to it may be read or written."""
