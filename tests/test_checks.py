@@ -28,7 +28,11 @@ def test_known_redundant_barriers_and_waits_are_the_only_warnings(clean_report):
     assert warnings and all(f.rule in ("redundant-barrier", "redundant-wait") for f in warnings)
     assert {f.location.path.split("/")[-1] for f in warnings} == {
         f"gemv_sm_80_s{n}.cu" for n in (1, 2, 3, 4)} | {"scaled_gemm_sm_80_s2.cu", "splitk_gemv_sm_80_s2.cu"} | {
-        f"row_sum_sm_80_s{n}.cu" for n in (1, 2, 3, 4)}
+        f"row_sum_sm_80_s{n}.cu" for n in (1, 2, 3, 4)} | {"cumsum_rows_sm_80_s1.cu"}
+    # cumsum_rows: of the two barriers between the scan's writes of S_s and the epilogue's reads,
+    # the second (line 54) orders nothing the first (line 45) does not
+    cumsum = {f.location.line for f in warnings if f.location.path.endswith("cumsum_rows_sm_80_s1.cu")}
+    assert cumsum == {54}
     # row_sum: each thread cp.asyncs A_shared[i*512 + tx*4 .. +4] and reads back exactly those
     # 16 bytes (float4): exact per-thread byte sets show the loop's barriers order nothing
     row_sum = {f.location.line for f in warnings if f.location.path.endswith("row_sum_sm_80_s2.cu")}
