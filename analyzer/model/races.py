@@ -84,11 +84,9 @@ class _Log:
 
     def keep(self, kept: list[_Access]) -> None:
         """Replace the log by `kept` (in order)."""
-        self.accesses, self.epochs = {}, {}
+        self.accesses, self.epochs, self.count = {}, {}, 0
         for a in kept:
-            self.accesses.setdefault(a.role, []).append(a)
-            self.epochs.setdefault(a.role, []).append(a.epoch)
-        self.count = len(kept)
+            self.append(a)
 
     def all(self) -> list[_Access]:
         return sorted((a for accesses in self.accesses.values() for a in accesses), key=_seq)
@@ -164,8 +162,7 @@ class RaceRecorder(AccessRecorder):
         if write:
             writes.append(access)
         if records.count > MAX_RECORDS:
-            self.prune(records)
-            writes.keep([a for a in records.all() if a.write])
+            writes.keep([a for a in self.prune(records) if a.write])
 
     def conflict(self, old: _Access, r: int, ev: Event, write: bool) -> None:
         kind = H.WAW_PLAIN if write and old.write else (H.RAW_PLAIN if old.write else H.WAR_PLAIN)
@@ -240,12 +237,13 @@ class RaceRecorder(AccessRecorder):
         return different_values(a.lanes, b.lanes, (stored_value(a.node), stored_value(b.node)), evaluator,
                                 self.model.registers, self.model.shift(a, b), self.model.definitions)
 
-    def prune(self, records: _Log) -> None:
+    def prune(self, records: _Log) -> list[_Access]:
         """Drop the accesses every other role is ordered after, then the oldest beyond
-        MAX_RECORDS."""
+        MAX_RECORDS; the accesses kept, in order."""
         vcs = self.sim.vc
         keep = [a for a in records.all() if any(vcs[q][a.role] < a.epoch for q in range(len(vcs)) if q != a.role)]
         records.keep(keep[-MAX_RECORDS:])
+        return keep[-MAX_RECORDS:]
 
 
 def _skipped_barrier(reader_partials: tuple, writer_role: int) -> Event | None:

@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass
 
 from ..cuda import ast as A
+from .evaluate import evaluate
 
 _ALL_REDUCE = re.compile(
     r"tl::AllReduce<\s*(?P<op>[\w:]+)\s*,\s*(?P<threads>\d+)\s*,\s*(?P<scale>\d+)"
@@ -96,7 +97,8 @@ def _all_reduce(call: A.Call, m: re.Match) -> Protocol | None:
     if threads <= 0 or scale <= 0 or threads % scale:
         return None
     span = call.span
-    tid = A.Binary("-", A.Member(A.Name("threadIdx", span), "x", False, span), A.Number(str(offset), span), span)
+    e = _Exprs(span)
+    tid = e.op(e.tid, "-", e.num(offset))
     steps: list[Sync | Access] = []
     while threads != scale:
         half = threads // 2
@@ -106,7 +108,7 @@ def _all_reduce(call: A.Call, m: re.Match) -> Protocol | None:
                 steps.append(Access("write", _plus(tid, i * stride, span)))
             steps.append(Sync(2, count))
             for i in range(batch):
-                partner = A.Binary("^", tid, A.Number(str(half), span), span)
+                partner = e.op(tid, "^", e.num(half))
                 steps.append(Access("read", _plus(partner, i * stride, span)))
         if half == scale or half == 0:
             break
@@ -118,8 +120,6 @@ def _scan(call: A.Call, m: re.Match) -> Protocol | None:
     """`InclusiveScan1D/2D::run` as the header runs it (see the module docstring): per line
     and segment of 32, the thread at `lane` reads `src[line + idx * src_stride]` and writes
     `dst[line + idx * dst_stride]` where `idx = seg * 32 + lane < extent`."""
-    from .evaluate import evaluate
-
     sizes = [evaluate(a, {}) for a in call.args[2:]]
     two = m["dims"] == "2"
     threads = int(m["threads"])
