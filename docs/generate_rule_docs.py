@@ -64,6 +64,16 @@ COVERAGE = {
                       "pointer, writers that a condition on data selects). DeepSeek's top-k selector in "
                       "TileLang's examples writes `s_threshold_bin_id[0] = tx` under a condition on the "
                       "histogram: which threads take it depends on the data.",
+    "launch-assumed": "TileLang's output for `tests/fixtures/causes/tail_rows.py` (a run-time `T_seq` in tiles of "
+                      "64 rows) zeroes the rows past the end, then reads the tile's last valid row, "
+                      "`max(0, min(64, T_seq - bx * 64) - 1)`, with no barrier between. `T_seq` is a parameter of "
+                      "the sets: the two meet only where `64 * blockIdx.x >= T_seq`, a block the guards "
+                      "`blockIdx.x * 64 + row < T_seq` put past the data:\n\n```\n"
+                      "tail_rows_sm_80_s0.cu:50:56: note[launch-assumed] 1 pair(s) of shared accesses meet only in a "
+                      "block past the rows its global accesses are guarded to, taken as not launched: lines 44 and 50 "
+                      "where 64*blockIdx.x >= T_seq\n```\n\nReading one row further (`min(63, T_seq - bx * 64)`, "
+                      "`tests/fixtures/handwritten/tail_rows_last_row_sm_80_s0.cu`) meets in the last, partial tile, "
+                      "which every launch starts: a `shared-race` error.",
     "mbarrier-not-analyzed": "On TileLang's 2-CTA tcgen05 GEMMs (`T.gemm(..., use_2cta=True)` on sm_100), where "
                              "`loaded[k].arrive(0u)` arrives on CTA 0's barrier from both CTAs.",
 }

@@ -78,6 +78,17 @@ RULES = (
          Severity.NOTE, "Nothing to fix; the note says which accesses were not checked.", ("coverage",),
          rationale="Unknown is never a reason for an error, and never silent: the note names what was not "
                    "checked so a clean report is not mistaken for a proof."),
+    Rule("launch-assumed", "LaunchAssumed",
+         "Accesses that meet only in a block past the end of the data: taken as not launched",
+         "Two threads touch common shared bytes only for argument values and block indices that put "
+         "the whole block past the rows the kernel's global accesses are guarded to (`blockIdx.x * 64 "
+         "+ row < T_seq`). TileLang launches `ceildiv(T_seq, 64)` blocks, so no such block runs; "
+         "pipelint takes the launch to cover the data and no more, and says where it did.",
+         Severity.NOTE, "Nothing to fix for a launch that covers the data; a launch with more blocks "
+         "races at the lines named.", ("coverage",),
+         rationale="Kernel arguments are parameters of the access sets, and the launch grid is not in the "
+                   "kernel text: the guards of its global accesses are what the text says about it. An "
+                   "assumption the verdict rests on is stated, never silent."),
 )
 _R = rules_by_id(RULES)
 _KIND = {H.RAW_PLAIN: "RAW", H.WAR_PLAIN: "WAR", H.WAW_PLAIN: "WAW"}
@@ -109,7 +120,21 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
     undecided = _not_moot(undecided, hazards)
     if undecided:
         out.append(_undecided(kernel, path, undecided, parsed.source))
+    launch = kernel.trace.launch
+    if launch is not None and launch.outside:
+        out.append(_assumed(kernel, path, list(launch.outside.values())))
     return out
+
+
+def _assumed(kernel: KernelModel, path: str, pairs: list) -> Finding:
+    """One note for the pairs decided by the launch's range guards (`model.launch`)."""
+    pairs.sort(key=lambda o: (o.first.span.line, o.second.span.line))
+    shown = "; ".join(f"lines {o.first.span.line} and {o.second.span.line} where {o.condition}" for o in pairs[:4])
+    more = f"; and {len(pairs) - 4} more" if len(pairs) > 4 else ""
+    return make_finding(_R["launch-assumed"], path, kernel, pairs[0].second,
+                        f"{len(pairs)} pair(s) of shared accesses meet only in a block past the rows its global "
+                        f"accesses are guarded to, taken as not launched: {shown}{more}",
+                        [(o.first, "other access") for o in pairs[:3]])
 
 
 def _distinct(hazards: list[Hazard]) -> Iterator[Hazard]:

@@ -412,6 +412,18 @@ def _thread_call_interval(expr: A.Call, points: Env, ranges: Mapping[str, Interv
     return thread_index_value(formula, t[0], values), thread_index_value(formula, t[1], values)
 
 
+def _call_interval(expr: A.Call, points: Env, ranges: Mapping[str, Interval]) -> Interval | None:
+    """`max(a, b)` / `min(a, b)` (monotone in both: the bounds of the bounds), or a thread-index call."""
+    if expr.name not in ("max", "min") or len(expr.args) != 2:
+        return _thread_call_interval(expr, points, ranges)
+    a = interval(expr.args[0], points, ranges)
+    b = interval(expr.args[1], points, ranges) if a is not None else None
+    if a is None or b is None:
+        return None
+    pick = max if expr.name == "max" else min
+    return pick(a[0], b[0]), pick(a[1], b[1])
+
+
 def _interval_op(op: str, a: Interval, b: Interval) -> Interval | None:
     if a[0] == a[1] and b[0] == b[1]:                      # both exact: C semantics
         fn = _BINARY.get(op)
@@ -448,5 +460,5 @@ def _nonnegative_op(op: str, a: Interval, b: Interval) -> Interval | None:
 
 # the structural cases of `interval`, by node type (the AST has no subclasses)
 _INTERVAL_CASES: dict[type, Callable[[Any, Env, Mapping[str, Interval]], Interval | None]] = {
-    A.Cast: _cast_interval, A.Call: _thread_call_interval, A.Unary: _unary_interval,
+    A.Cast: _cast_interval, A.Call: _call_interval, A.Unary: _unary_interval,
     A.Ternary: _ternary_interval, A.Binary: _binary_interval}

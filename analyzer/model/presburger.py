@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from typing import Any
 
 from ..cuda import ast as A
 from .evaluate import builtin_name, frozen_values, interval, shape_of, thread_index_call
+from .launch import INT_RANGE, RangeGuard
 from .symbolic import LaneRecipe, Untranslatable, Witness, runs
 
 MAX_BLOCK = 1024
@@ -146,6 +148,8 @@ class _Side:
             return _num(self.fixed[name])
         if name in _UNIFORM:
             return self.query.param(_UNIFORM[name])
+        if name in self.recipe.uniform:
+            return self.query.argument(name)       # a kernel argument: one value everywhere
         if self.query.shared is not None and name not in self.query.shared and name.isidentifier():
             return self.query.param(f"u_{name}")        # one value for both sides (see `decide`)
         raise Untranslatable(name)
@@ -374,6 +378,14 @@ class _Query:
                 self.cons.append(f"{name} >= 0")     # block indices and sizes
         return name
 
+    def argument(self, name: str) -> str:
+        """A kernel argument's parameter, in the range of its type (`model.launch`)."""
+        param = f"k_{name}"
+        if param not in self.params:
+            self.params.append(param)
+            self.cons.append(f"{INT_RANGE[0]} <= {param} <= {INT_RANGE[1]}")
+        return param
+
     def text(self, domain: list[str], out: list[str]) -> str:
         """`[params] -> { [domain] -> [out] : exists (the other variables : constraints) }`."""
         body = " and ".join(f"({c})" for c in self.cons) or "true"
@@ -522,13 +534,15 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[o
         raise Untranslatable("islpy is not installed")
     if values is not None and (values[0] is None or values[1] is None):
         raise Untranslatable("a stored value")
+    launch = a.launch if a.uniform or b.uniform else None
+    covered = launch.covered() if launch is not None else None      # built under the lock itself
     with _LOCK:
         _budget()
         sa = _access(a, 0, opaque or {}, values[0] if values else None, same_point)
         sb = _access(b, shift, opaque or {}, values[1] if values else None, same_point)
         if _apart(sa.hull, sb.hull):
             return False, None
-        return _meet(sa, sb, warp_mask, any_threads)
+        return _meet(sa, sb, warp_mask, any_threads, covered)
 
 
 def _apart(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
@@ -536,13 +550,20 @@ def _apart(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
     return a is not None and b is not None and (a[1] <= b[0] or b[1] <= a[0])
 
 
-def _meet(sa: _Access, sb: _Access, warp_mask: int | None, any_threads: bool) -> tuple[bool, Witness | None]:
-    """The question on two built accesses: empty, or a witness from a sample point."""
+def _meet(sa: _Access, sb: _Access, warp_mask: int | None, any_threads: bool,
+          covered: Any = None) -> tuple[bool, Witness | None]:
+    """The question on two built accesses: empty, or a witness from a sample point.
+
+    `covered`: the blocks a launch covers (`model.launch`); a pair that meets only outside them
+    is False, with the witness of where it meets (`Witness.outside`: the assignment, in words)."""
     isl = _isl()
+    outside = None
     try:
         meet = sa.relation.apply_range(sb.relation.reverse()).intersect(_pairs(sa, sb, warp_mask, any_threads))
         if meet.is_empty():
             return False, None
+        if covered is not None and meet.intersect_params(covered).is_empty():
+            outside = _assignment(meet)
         point = meet.wrap().sample_point()
         coords = [int(point.get_coordinate_val(isl.dim_type.set, i).to_python())
                   for i in range(meet.dim(isl.dim_type.in_) + meet.dim(isl.dim_type.out))]
@@ -553,8 +574,65 @@ def _meet(sa: _Access, sb: _Access, warp_mask: int | None, any_threads: bool) ->
     na, nb = len(sa.loops), len(sb.loops)
     witness = Witness((coords[0], coords[split]),
                       (dict(zip(sa.loops, coords[1:1 + na])), dict(zip(sb.loops, coords[split + 1:split + 1 + nb]))),
-                      offset)
-    return True, witness
+                      offset, outside)
+    return outside is None, witness
+
+
+_PARAM_NAMES = {v: k for k, v in _UNIFORM.items()}
+
+
+def _assignment(meet: Any) -> str:
+    """Where (arguments, launch values) the pair meets, as the condition isl gives, in C's names:
+    simplified against what every launch has (block values >= 0, arguments in their type)."""
+    isl = _isl()
+    params = meet.params()
+    names = [params.get_dim_name(isl.dim_type.param, i) for i in range(params.dim(isl.dim_type.param))]
+    known = " and ".join(f"{INT_RANGE[0]} <= {n} <= {INT_RANGE[1]}" if n.startswith("k_") else f"{n} >= 0"
+                         for n in names) or "true"
+    text = str(params.gist(isl.Set(f"[{', '.join(names)}] -> {{ [] : {known} }}").params()).coalesce())
+    body = text.split(":", 1)[1].rsplit("}", 1)[0].strip() if ":" in text else "always"
+    for param, name in _PARAM_NAMES.items():
+        body = re.sub(rf"(?<![A-Za-z_]){param}\b", name, body)
+    body = re.sub(r"(?<![A-Za-z_])k_(\w+)", r"\1", body)
+    return re.sub(r"(\d)([A-Za-z_])", r"\1*\2", body)
+
+
+def covered(guards: list[RangeGuard], uniform: frozenset[str]) -> Any:
+    """The parameter set of blocks in which some range guard holds for some thread and iteration
+    (`model.launch`): the weakest assumption, a block with one row in range of one guarded access.
+    A guard over a sparse thread set that exceeds isl's budget is taken over the threads' hull (a
+    larger set: a weaker assumption).  None (nothing assumed) when a guard does not translate."""
+    found = None
+    with _LOCK:
+        for g in guards:
+            hull = ((1 << g.threads.bit_length()) - 1) & ~((g.threads & -g.threads) - 1)
+            one = _guard_set(g, g.threads, uniform)
+            if one is None and hull != g.threads:
+                one = _guard_set(g, hull, uniform)
+            if one is None:
+                return None
+            try:
+                _budget()
+                found = one if found is None else found.union(one).coalesce()     # islpy aligns the parameters
+            except _isl().Error:          # isl's operation budget: assume nothing
+                return None
+    return found
+
+
+def _guard_set(g: RangeGuard, threads: int, uniform: frozenset[str]) -> Any:
+    """The blocks in which `g` holds for one of `threads` at some iteration (None: not translated)."""
+    from .threads import LaneRecipe as Recipe
+
+    isl = _isl()
+    _budget()
+    query = _Query()
+    side = _Side(Recipe(g.lesser, 1, 1, (), g.ranges, threads, uniform=uniform), "", {}, query)
+    try:
+        query.cons.append(f"{side.term(g.lesser)} {'<' if g.strict else '<='} {side.term(g.greater)}")
+        body = " and ".join(f"({c})" for c in query.cons)
+        return isl.Set(f"[{', '.join(query.params)}] -> {{ [] : exists ({', '.join(query.dims)} : {body}) }}").params()
+    except (Untranslatable, isl.Error):
+        return None
 
 
 def _budget() -> None:

@@ -54,6 +54,10 @@ class LaneRecipe(Protocol):
     def threads(self) -> int: ...
     @property
     def guards(self) -> tuple[tuple[A.Expr, bool], ...]: ...
+    @property
+    def uniform(self) -> frozenset[str]: ...
+    @property
+    def launch(self) -> Any: ...
 
 BITS = 64
 TIMEOUT_MS = 2000              # per query; a timeout is "undecided", never a verdict
@@ -94,6 +98,8 @@ class Witness:
     threads: tuple[int, int]
     points: tuple[dict[str, int], dict[str, int]]
     offset: int                # the first common byte, from the start of `a`'s buffer
+    outside: str | None = None  # met only in a block the launch does not start (`model.launch`):
+                                # the arguments and block index where, in words; the verdict is False
 
 
 class _Side:
@@ -194,6 +200,8 @@ class _Translator:
             return z3.BitVecVal(side.fixed[name], BITS)
         if name in _UNIFORM:
             return z3.BitVec(name, BITS)           # one symbol for both threads: one block
+        if name in side.recipe.uniform:
+            return z3.BitVec(f"k_{name}", BITS)    # a kernel argument: one value everywhere
         raise Untranslatable(name)
 
     def call(self, expr: A.Call) -> Any:

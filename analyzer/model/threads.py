@@ -124,6 +124,8 @@ class LaneRecipe:
     guards: tuple[tuple[A.Expr, bool], ...] = ()    # conditions (and branch) around the access
     collective: bool = False     # a warp-collective instruction (ldmatrix/stmatrix): each lane names
                                  # a row the whole warp moves, so data crosses the warp's lanes
+    uniform: frozenset[str] = frozenset()   # kernel arguments the index or a guard reads (parameters)
+    launch: Any = None           # the kernel's `model.launch.Launch`: the blocks a launch covers
 
 
 Footprint = dict[int, frozenset[int]]      # thread -> element offsets (bytes) it starts at
@@ -137,7 +139,7 @@ def _key(recipe: LaneRecipe) -> tuple:
             tuple((id(g), p) for g, p in recipe.guards))
 
 
-_CROSS: dict[tuple, bool | None] = {}
+_CROSS: dict[tuple, tuple[bool | None, str | None]] = {}   # verdict, and where it met outside the launch
 
 
 def footprint(recipe: LaneRecipe, evaluator) -> Footprint | None:
@@ -205,17 +207,20 @@ def _decided(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int, warp_mask: int
              any_threads: bool) -> bool | None:
     """The question, asked once per pair of accesses and scenario (`model.presburger.decide`)."""
     key = (_key(a), _key(b), shift, warp_mask, any_threads, _opaque_key(evaluator))
-    if key in _CROSS:
-        return _CROSS[key]
-    from .presburger import decide
+    found = _CROSS.get(key)
+    if found is None:
+        from .presburger import decide
 
-    found = decide(a, b, shift, getattr(evaluator, "opaque", None), warp_mask=warp_mask,
-                   any_threads=any_threads)[0]
-    if len(_CROSS) > 16384:
-        _CROSS.clear()
-    _CROSS[key] = found
-    _KEEP.append((a.index, a.guards, b.index, b.guards))     # the nodes behind the ids stay alive
-    return found
+        verdict, witness = decide(a, b, shift, getattr(evaluator, "opaque", None), warp_mask=warp_mask,
+                                  any_threads=any_threads)
+        found = (verdict, witness.outside if witness is not None and verdict is False else None)
+        if len(_CROSS) > 16384:
+            _CROSS.clear()
+        _CROSS[key] = found
+        _KEEP.append((a.index, a.guards, b.index, b.guards))     # the nodes behind the ids stay alive
+    if found[1] is not None and a.launch is not None:
+        a.launch.record(a.index, b.index, found[1])     # every model that asks says what it assumed
+    return found[0]
 
 
 def _opaque_key(evaluator) -> tuple:

@@ -34,6 +34,7 @@ from .intrinsics import (
     call_kind,
     type_bytes,
 )
+from .launch import INT_RANGE, Launch, launch_ranges, uniform_args
 from .period import integer_locals
 from .period import pipeline_period as period_of
 from .shared import SharedLayout, SmemRef
@@ -168,6 +169,7 @@ class Trace:
     cluster: bool = False                                      # cluster-scope operations used
     cluster_barriers: frozenset[str] = frozenset()             # barriers other CTAs arrive on
     opaque_barriers: dict[str, A.Call] = field(default_factory=dict)   # handed to unmodelled calls
+    launch: Launch | None = None        # kernel arguments, range guards, pairs met outside the launch
 
     def all_events(self) -> Iterator[Event]:
         """Every role's events, role by role."""
@@ -330,6 +332,19 @@ class TraceBuilder:
         self.cluster = any("cluster" in name for name in index.call_names)   # cluster-scope operations
         self.cluster_barriers: set[str] = set()   # barrier arrays that CTAs of a cluster share
         self.opaque_barriers: dict[str, A.Call] = {}   # barrier arrays handed to calls not modelled
+        self.uniform = uniform_args(func)        # integer kernel arguments: parameters of the sets
+        self.launch = Launch(self.uniform)       # the blocks a launch covers (its range guards)
+        self.pointer_args = frozenset(p.name for p in func.params if p.name and "*" in p.type)
+        self._global_stmts: dict[int, bool] = {}
+
+    def touches_global(self, node: A.Node) -> bool:
+        """Whether a statement names a pointer argument of the kernel (global memory)."""
+        found = self._global_stmts.get(id(node))
+        if found is None:
+            pointers = self.pointer_args
+            found = self._global_stmts[id(node)] = any(
+                isinstance(n, A.Name) and not n.scope and n.ident in pointers for n in node.walk())
+        return found
 
     def _runtime_starts(self) -> dict:
         """Run-time loop starts (`k = max(0, bx - 2)`, `k = by * 4`), taken as 0 wherever spelled.
@@ -497,7 +512,7 @@ class TraceBuilder:
             walker.stmt(self.func.body, walker.locals, role.threads, (), False)
             events.append(walker.events)
         return Trace(roles, events, self.loops, self.truncated, dict(self.unknown), self.cluster,
-                     frozenset(self.cluster_barriers), dict(self.opaque_barriers))
+                     frozenset(self.cluster_barriers), dict(self.opaque_barriers), self.launch)
 
 
 class _RoleWalker:
@@ -639,6 +654,9 @@ class _RoleWalker:
             if branch is not None:
                 self.stmt(branch, env, mult, it, guarded)
             return
+        if self._parametric(cond, env):
+            self._parametric_if(s, cond, env, mult, it)
+            return
         # a condition on data: which threads take which branch is unknown
         self.uncertain += 1
         self.uncertain_conds.append(cond)
@@ -653,6 +671,9 @@ class _RoleWalker:
         """An `if` on the thread index or once-walked loop variables: each branch walked by the
         threads that take it, under the condition as a guard."""
         masks = self.b.thread_masks(cond, env, self.active, loop_vars)
+        if masks is None and self._parametric(cond, env):
+            self._parametric_if(s, cond, env, mult, it)
+            return
         if masks is None:          # undecidable per thread (reads memory): some threads, unknown
             self.uncertain += 1
             self.uncertain_conds.append(cond)
@@ -670,6 +691,27 @@ class _RoleWalker:
             self.guards.append((cond, False))
             self.branch(s.other, skipped, env, it, guarded)
             self.guards.pop()
+
+    def _parametric(self, cond: A.Expr, env: dict) -> bool:
+        """Whether a condition's only values unknown here are kernel arguments (`model.launch`):
+        which threads take it is then exact in the sets, for every value of the arguments."""
+        uniform = self.b.uniform
+        names = _names_of(cond)
+        if not uniform or not any(n in uniform for n in names):
+            return False
+        return _culprit(cond, env, {**self.ranges, **{n: INT_RANGE for n in uniform}}) is None
+
+    def _parametric_if(self, s: A.If, cond: A.Expr, env: dict, mult: int, it: tuple) -> None:
+        """Both branches, each under the condition as a guard, by the threads that reach the `if`:
+        the guard, not a thread set, says which of them run it (no condition on data).  A branch
+        that touches global memory records the condition's range guards (`model.launch`)."""
+        loops = {n: r for n, r in self.ranges.items() if n != "threadIdx.x"}
+        for branch, polarity in ((s.then, True), (s.other, False)):
+            if branch is None:
+                continue
+            if self.b.touches_global(branch):
+                self.b.launch.add([*self.guards, (cond, polarity)], self.mask, loops)
+            self.guarded_walk(branch, cond, polarity, env, mult, it)
 
     def guarded_walk(self, body: A.Node, cond: A.Expr, polarity: bool, env: dict, mult: int,
                      it: tuple) -> None:
@@ -837,7 +879,12 @@ class _RoleWalker:
                                 and n != "threadIdx.x") + block,
                           tuple((n, self.ranges[n]) for n in names if n in self.ranges
                                 and n != "threadIdx.x"),
-                          addressing, guards, collective)
+                          addressing, guards, collective, self._arguments(names, env), self.b.launch)
+
+    def _arguments(self, names: list[str], env: dict) -> frozenset[str]:
+        """The kernel arguments among an access's names that have no value here: parameters."""
+        uniform = self.b.uniform
+        return frozenset(n for n in names if n in uniform and n not in env and n not in self.ranges)
 
     def _why(self, index: A.Expr | None, unknown: bool, env: dict) -> A.Node | None:
         """What the note of an undecided pair names: the index part with no value, or the
@@ -854,7 +901,9 @@ class _RoleWalker:
         key = (id(index), elem, width, tuple(self.ranges.get(n) or env.get(n) for n in names))
         if key in self._extents:
             return self._extents[key]
-        bounds = interval(index, env, {n: self.ranges[n] for n in names if n in self.ranges})
+        ranges = launch_ranges({n for n in names if n not in env and n not in self.ranges}, self.b.uniform)
+        ranges.update((n, self.ranges[n]) for n in names if n in self.ranges)
+        bounds = interval(index, env, ranges)
         found = None if bounds is None else (bounds[0] * elem, bounds[1] * elem + width)
         self._extents[key] = found
         return found
