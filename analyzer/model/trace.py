@@ -660,9 +660,8 @@ class _RoleWalker:
         # a condition on data: which threads take which branch is unknown
         self.uncertain += 1
         self.uncertain_conds.append(cond)
-        self.stmt(s.then, env, mult, it, guarded)
-        if s.other is not None:
-            self.stmt(s.other, env, mult, it, guarded)
+        self._joined([lambda body=body: self.stmt(body, env, mult, it, guarded)
+                      for body in (s.then, s.other) if body is not None])
         self.uncertain_conds.pop()
         self.uncertain -= 1
 
@@ -677,9 +676,8 @@ class _RoleWalker:
         if masks is None:          # undecidable per thread (reads memory): some threads, unknown
             self.uncertain += 1
             self.uncertain_conds.append(cond)
-            self.guarded_walk(s.then, cond, True, env, mult, it)
-            if s.other is not None:
-                self.guarded_walk(s.other, cond, False, env, mult, it)
+            self._joined([lambda body=body, pol=pol: self.guarded_walk(body, cond, pol, env, mult, it)
+                          for body, pol in ((s.then, True), (s.other, False)) if body is not None])
             self.uncertain_conds.pop()
             self.uncertain -= 1
             return
@@ -706,12 +704,41 @@ class _RoleWalker:
         the guard, not a thread set, says which of them run it (no condition on data).  A branch
         that touches global memory records the condition's range guards (`model.launch`)."""
         loops = {n: r for n, r in self.ranges.items() if n != "threadIdx.x"}
+        walks = []
         for branch, polarity in ((s.then, True), (s.other, False)):
             if branch is None:
                 continue
             if self.b.touches_global(branch):
                 self.b.launch.add([*self.guards, (cond, polarity)], self.mask, loops)
-            self.guarded_walk(branch, cond, polarity, env, mult, it)
+            walks.append(lambda body=branch, pol=polarity: self.guarded_walk(body, cond, pol, env, mult, it))
+        self._joined(walks)
+
+    def _joined(self, walks: list) -> None:
+        """Walk the branches of an `if` whose outcome is not known here, each from the values
+        before it, and keep afterwards only the locals both leave alike: the join, not the last
+        branch's values (issue 31, item 5).  A local the two branches set differently has no
+        value after the `if`.  An `if` with no `else` is read as taken, as its guard is (the one
+        execution the walk follows: a phase counter stepped under a data condition stays in step
+        with the waits under the same condition)."""
+        if len(walks) < 2:
+            for walk in walks:
+                walk()
+            return
+        before = dict(self.locals)
+        outcomes = []
+        for walk in walks:
+            self.locals.clear()
+            self.locals.update(before)
+            walk()
+            outcomes.append(dict(self.locals))
+        self.locals.clear()
+        self.locals.update(before)
+        for key in set().union(*outcomes):
+            values = {o.get(key) for o in outcomes}
+            if len(values) == 1 and None not in values:
+                self.locals[key] = values.pop()
+            else:
+                self.locals.pop(key, None)
 
     def guarded_walk(self, body: A.Node, cond: A.Expr, polarity: bool, env: dict, mult: int,
                      it: tuple) -> None:
