@@ -734,9 +734,9 @@ class _RoleWalker:
         self.locals.clear()
         self.locals.update(before)
         for key in set().union(*outcomes):
-            values = {o.get(key) for o in outcomes}
-            if len(values) == 1 and None not in values:
-                self.locals[key] = values.pop()
+            value = outcomes[0].get(key)
+            if value is not None and all(o.get(key) == value for o in outcomes):
+                self.locals[key] = value
             else:
                 self.locals.pop(key, None)
 
