@@ -28,6 +28,7 @@ from pipelint.model.cpasync import Hazard
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
 from pipelint.model.placement import contains, point, statement_before, statement_of
+from pipelint.model.presburger import meeting_condition
 from pipelint.model.threads import describe
 from pipelint.model.trace import Event
 
@@ -240,9 +241,22 @@ def _finding(kernel: KernelModel, path: str, h: Hazard) -> Finding:
     verb = {"RAW": "reads", "WAR": "overwrites", "WAW": "overwrites"}[kind]
     message = (f"{kind} race: {who_b} {verb} {other} at line {b.node.span.line} ({where}) bytes that {who_a} "
                f"{'wrote' if h.kind != H.WAR_PLAIN else 'read'} in {wrote} at line {a.node.span.line}, with no "
-               f"barrier both take part in between")
+               f"barrier both take part in between{_for_arguments(kernel, h)}")
     return make_finding(rule, path, kernel, b.node, message, related,
                         help=f"insert __syncthreads(); before line {spot.span.line}", at=point(spot))
+
+
+def _for_arguments(kernel: KernelModel, h: Hazard) -> str:
+    """`, where T_seq < 64*blockIdx.x + 64`: the argument values at which the two meet, when
+    their indices or guards read kernel arguments (`model.launch`); empty otherwise."""
+    a, b = h.first.lanes, h.second.lanes
+    if a is None or b is None or not (a.uniform or b.uniform):
+        return ""
+    found = meeting_condition(a, b, kernel.shift(h.first, h.second),
+                              getattr(kernel.index.memo.get("eval"), "opaque", None))
+    if not found:
+        return ""
+    return f", {found}" if found.startswith("for some") else f", where {found}"
 
 
 def _same_statement(a: A.Node, b: A.Node) -> bool:

@@ -38,6 +38,8 @@ def test_reading_the_row_the_partial_tile_zeroes_is_a_race() -> None:
     errors = [(r, line) for r, s, line, _ in found if s == "error"]
     assert errors == [("shared-race", 52)]
     assert "at line 54" in found[0][3] and "at line 48" in found[0][3]
+    # the argument values it needs, from the sets: the last, partial tile
+    assert "64*blockIdx.x < T_seq <= 63 + 64*blockIdx.x" in found[0][3]
     assert not [r for r, *_ in found if r in ("race-undecided", "launch-assumed")]
 
 

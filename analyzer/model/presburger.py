@@ -545,6 +545,30 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[o
         return _meet(sa, sb, warp_mask, any_threads, covered)
 
 
+def meeting_condition(a: LaneRecipe, b: LaneRecipe, shift: int = 0,
+                      opaque: Mapping[object, int] | None = None) -> str | None:
+    """Where two different threads of `a` and `b` meet, as a condition on the kernel arguments
+    and the block index (in C's names, within the blocks the launch covers): what a race's message
+    says when its accesses read kernel arguments.  None where they read none, where the pair
+    meets for every value, or where the sets are not Presburger."""
+    if not (a.uniform or b.uniform) or not available():
+        return None
+    covered = a.launch.covered() if a.launch is not None else None
+    with _LOCK:
+        _budget()
+        try:
+            sa, sb = _access(a, 0, opaque or {}, None), _access(b, shift, opaque or {}, None)
+            meet = sa.relation.apply_range(sb.relation.reverse()).intersect(_pairs(sa, sb, None, False))
+            if covered is not None:
+                meet = meet.intersect_params(covered)
+            if meet.is_empty():
+                return None
+            found = _assignment(meet)
+        except Exception:  # noqa: BLE001 - words added to a message never cost the finding
+            return None
+    return None if found == "always" else found
+
+
 def _apart(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
     """Two accesses whose bytes' bounds do not overlap (a filter before the sets)."""
     return a is not None and b is not None and (a[1] <= b[0] or b[1] <= a[0])
@@ -583,14 +607,29 @@ _PARAM_NAMES = {v: k for k, v in _UNIFORM.items()}
 
 def _assignment(meet: Any) -> str:
     """Where (arguments, launch values) the pair meets, as the condition isl gives, in C's names:
-    simplified against what every launch has (block values >= 0, arguments in their type)."""
+    simplified against what every launch has (block values >= 0, arguments in their type).  A
+    condition with divisions or several pieces is given by its bounds and one point of it."""
     isl = _isl()
     params = meet.params()
     names = [params.get_dim_name(isl.dim_type.param, i) for i in range(params.dim(isl.dim_type.param))]
     known = " and ".join(f"{INT_RANGE[0]} <= {n} <= {INT_RANGE[1]}" if n.startswith("k_") else f"{n} >= 0"
                          for n in names) or "true"
-    text = str(params.gist(isl.Set(f"[{', '.join(names)}] -> {{ [] : {known} }}").params()).coalesce())
-    body = text.split(":", 1)[1].rsplit("}", 1)[0].strip() if ":" in text else "always"
+    context = isl.Set(f"[{', '.join(names)}] -> {{ [] : {known} }}").params()
+    exact = _c_names(str(params.gist(context).coalesce()))
+    if "floor" not in exact and " or " not in exact:
+        return exact
+    point = params.sample_point()
+    values = ", ".join(f"{_c_names(n)} = {int(point.get_coordinate_val(isl.dim_type.param, i).to_python())}"
+                       for i, n in enumerate(names) if n.startswith("k_") or n in _PARAM_NAMES)
+    bounds = _c_names(str(isl.Set.from_basic_set(params.simple_hull()).gist(context).coalesce()))
+    return f"for some values with {bounds} (for example {values})" if bounds != "always" else \
+        f"for some values (for example {values})"
+
+
+def _c_names(text: str) -> str:
+    """An isl parameter set's condition (or one name) with C's names: `64*blockIdx.x >= T_seq`."""
+    body = text.split(":", 1)[1].rsplit("}", 1)[0].strip() if "{" in text and ":" in text else (
+        "always" if "{" in text else text)
     for param, name in _PARAM_NAMES.items():
         body = re.sub(rf"(?<![A-Za-z_]){param}\b", name, body)
     body = re.sub(r"(?<![A-Za-z_])k_(\w+)", r"\1", body)
