@@ -123,3 +123,20 @@ def test_periodic_thread_sets_are_one_constraint():
     assert symbolic.cross_thread(a, a)[0] is False
     b = _recipe("((int)threadIdx.x) / 8", every_fourth)
     assert symbolic.cross_thread(b, b)[0] is True
+
+
+def test_a_block_index_is_not_negative_for_the_bit_vector_solver_either():
+    """`blockIdx.x` is 0 and up in isl's sets (`model.presburger`); a 64-bit vector without that
+    bound let `bx < 2 ? bx : bx - 2` fall below zero, and a guard never true in any block (TileLang's
+    causal attention: `condval_2 < 0`) let a store every block skips meet a read."""
+    half = "((((int)blockIdx.x) < 2) ? ((int)blockIdx.x) : (((int)blockIdx.x) - 2))"
+    store = _recipe("(int)threadIdx.x", span(0, 64), guards=[(f"{half} < 0", True)])
+    read = _recipe("63 - (int)threadIdx.x", span(0, 64))
+    assert symbolic.cross_thread(store, read)[0] is False
+    # the same guard's other polarity holds in every block: the mirrored read meets the store
+    store_kept = _recipe("(int)threadIdx.x", span(0, 64), guards=[(f"{half} < 0", False)])
+    assert symbolic.cross_thread(store_kept, read)[0] is True
+    # a kernel argument keeps the range of its `int` type: `T + 1 < T` is false (no wrap-around)
+    wrap = LaneRecipe(_expr("(int)threadIdx.x"), 4, 4, (), (), span(0, 64), ((_expr("T + 1 < T"), True),),
+                      uniform=frozenset({"T"}))
+    assert symbolic.cross_thread(wrap, read)[0] is False

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 from ..cuda import ast as A
 from .evaluate import builtin_name, frozen_values, shape_of, thread_index_call
+from .launch import INT_RANGE
 
 
 class LaneRecipe(Protocol):
@@ -118,10 +119,23 @@ class _Side:
         # every iteration of a statement; a local array's slot (`x[3]`) stays a constant
         self.points = {name: z3.BitVec(f"{name}@{tag}", BITS) for name in self.fixed
                        if symbolic_points and name.isidentifier()} if symbolic_points else {}
+        self.params: dict[str, Any] = {}    # launch values and kernel arguments the terms read
+
+    def param(self, name: str) -> Any:
+        """A launch value (`blockIdx.x`: 0 and up) or a kernel argument (`k_T`: an `int`), in
+        its range as isl has it (`model.presburger`): a 64-bit vector unconstrained would let a
+        block index be negative, and `bx < 2 ? bx : bx - 2` reach below zero."""
+        found = self.params.get(name)
+        if found is None:
+            found = self.params[name] = _z3().BitVec(name, BITS)
+        return found
 
     def constraints(self) -> list[Any]:
         z3 = _z3()
         out = [_member(self.t, self.recipe.threads)]
+        for name, v in self.params.items():
+            lo, hi = INT_RANGE if name.startswith("k_") else (0, INT_RANGE[1])
+            out.append(z3.And(v >= lo, v <= hi))
         for name, (lo, hi) in self.recipe.ranges:
             v = self.loops[name]
             out.append(z3.And(v >= lo, v <= hi))
@@ -199,9 +213,9 @@ class _Translator:
         if name in side.fixed:
             return z3.BitVecVal(side.fixed[name], BITS)
         if name in _UNIFORM:
-            return z3.BitVec(name, BITS)           # one symbol for both threads: one block
+            return side.param(name)                # one symbol for both threads: one block
         if name in side.recipe.uniform:
-            return z3.BitVec(f"k_{name}", BITS)    # a kernel argument: one value everywhere
+            return side.param(f"k_{name}")         # a kernel argument: one value everywhere
         raise Untranslatable(name)
 
     def call(self, expr: A.Call) -> Any:

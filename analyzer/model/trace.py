@@ -11,11 +11,12 @@ pipeline analysis.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -544,6 +545,11 @@ class _RoleWalker:
         self.guards: list[tuple[A.Expr, bool]] = []
         self.uncertain = 0        # > 0: under a condition on data (which threads run it is unknown)
         self.uncertain_conds: list[A.Expr] = []    # those conditions, innermost last
+        # locals with no number here whose value is an expression of the launch values and the
+        # kernel arguments (`condval = bx < 2 ? bx : bx - 2`): substituted into indices and
+        # guards, so the sets take them exactly (issue 31, item 1: locals as expressions)
+        self.symbolic: dict[str, A.Expr] = {}
+        self._substituted: dict[tuple, A.Expr] = {}
         self.once_stack: list[int] = []    # loops walked once (no barrier inside) around the statement
         self.loop_stack: list[tuple[str, int]] = []
         # Value ranges for footprints: every thread of the role, and the variables
@@ -636,7 +642,7 @@ class _RoleWalker:
             self.ranges[var] = saved
 
     def if_stmt(self, s: A.If, env: dict, mult: int, it: tuple, guarded: bool) -> None:
-        cond = s.cond
+        cond = self.substituted(s.cond)
         if isinstance(cond, A.Call) and cond.name in ELECT:
             chosen = elected(self.active, elect_extent(cond))
             self.branch(s.then, chosen, env, it, guarded)
@@ -655,7 +661,7 @@ class _RoleWalker:
                 self.stmt(branch, env, mult, it, guarded)
             return
         if self._parametric(cond, env):
-            self._parametric_if(s, cond, env, mult, it)
+            self._parametric_if(s, cond, env, mult, it, guarded)
             return
         # a condition on data: which threads take which branch is unknown
         self.uncertain += 1
@@ -671,7 +677,7 @@ class _RoleWalker:
         threads that take it, under the condition as a guard."""
         masks = self.b.thread_masks(cond, env, self.active, loop_vars)
         if masks is None and self._parametric(cond, env):
-            self._parametric_if(s, cond, env, mult, it)
+            self._parametric_if(s, cond, env, mult, it, guarded)
             return
         if masks is None:          # undecidable per thread (reads memory): some threads, unknown
             self.uncertain += 1
@@ -695,53 +701,72 @@ class _RoleWalker:
         which threads take it is then exact in the sets, for every value of the arguments."""
         uniform = self.b.uniform
         names = _names_of(cond)
-        if not uniform or not any(n in uniform for n in names):
+        if not any(n in uniform or n in _LAUNCH_VALUES for n in names):
             return False
         return _culprit(cond, env, {**self.ranges, **{n: INT_RANGE for n in uniform}}) is None
 
-    def _parametric_if(self, s: A.If, cond: A.Expr, env: dict, mult: int, it: tuple) -> None:
+    def _parametric_if(self, s: A.If, cond: A.Expr, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         """Both branches, each under the condition as a guard, by the threads that reach the `if`:
         the guard, not a thread set, says which of them run it (no condition on data).  A branch
         that touches global memory records the condition's range guards (`model.launch`)."""
         loops = {n: r for n, r in self.ranges.items() if n != "threadIdx.x"}
+        # on the launch values and arguments only, every thread of the block takes one branch:
+        # the guard narrows the sets, and the statements stay unguarded (a barrier in them is
+        # every thread's)
+        thread_free = "threadIdx.x" not in _names_of(cond) and not any(n in self.ranges for n in _names_of(cond))
         walks = []
         for branch, polarity in ((s.then, True), (s.other, False)):
             if branch is None:
                 continue
             if self.b.touches_global(branch):
                 self.b.launch.add([*self.guards, (cond, polarity)], self.mask, loops)
-            walks.append(lambda body=branch, pol=polarity: self.guarded_walk(body, cond, pol, env, mult, it))
-        self._joined(walks)
+            walks.append(functools.partial(self._uniform_walk if thread_free else self.guarded_walk,
+                                           branch, cond, polarity, env, mult, it, guarded))
+        self._joined(walks, cond if thread_free else None)
 
-    def _joined(self, walks: list) -> None:
+    def _uniform_walk(self, body: A.Node, cond: A.Expr, polarity: bool, env: dict, mult: int, it: tuple,
+                      guarded: bool) -> None:
+        self.guards.append((cond, polarity))
+        self.stmt(body, env, mult, it, guarded)
+        self.guards.pop()
+
+    def _joined(self, walks: list, cond: A.Expr | None = None) -> None:
         """Walk the branches of an `if` whose outcome is not known here, each from the values
         before it, and keep afterwards only the locals both leave alike: the join, not the last
         branch's values (issue 31, item 5).  A local the two branches set differently has no
         value after the `if`.  An `if` with no `else` is read as taken, as its guard is (the one
         execution the walk follows: a phase counter stepped under a data condition stays in step
-        with the waits under the same condition)."""
+        with the waits under the same condition).  `cond`: a condition on the launch values and
+        the kernel arguments only, under which a local the branches set to two expressions is
+        the select of them (`cond ? a : b`), exact in the sets."""
         if len(walks) < 2:
             for walk in walks:
                 walk()
             return
-        before = dict(self.locals)
+        before, symbolic = dict(self.locals), dict(self.symbolic)
         outcomes = []
         for walk in walks:
             self.locals.clear()
             self.locals.update(before)
+            self.symbolic = dict(symbolic)
             walk()
-            outcomes.append(dict(self.locals))
+            outcomes.append((dict(self.locals), self.symbolic))
         self.locals.clear()
         self.locals.update(before)
-        for key in set().union(*outcomes):
-            value = outcomes[0].get(key)
-            if value is not None and all(o.get(key) == value for o in outcomes):
-                self.locals[key] = value
-            else:
-                self.locals.pop(key, None)
+        self.symbolic = symbolic
+        for key in set().union(*(set(o) | set(e) for o, e in outcomes)):
+            self.locals.pop(key, None)
+            self.symbolic.pop(key, None)
+            values = [o.get(key) for o, _ in outcomes]
+            if values[0] is not None and all(v == values[0] for v in values):
+                self.locals[key] = values[0]
+            elif cond is not None:          # a condition on launch values: the select of the two
+                then, other = (_value_expr(o, e, key, cond.span) for o, e in outcomes)
+                if then is not None and other is not None:
+                    self.symbolic[key] = A.Ternary(cond, then, other, cond.span)
 
     def guarded_walk(self, body: A.Node, cond: A.Expr, polarity: bool, env: dict, mult: int,
-                     it: tuple) -> None:
+                     it: tuple, _guarded: bool = True) -> None:
         self.guards.append((cond, polarity))
         self.stmt(body, env, mult, it, True)
         self.guards.pop()
@@ -800,7 +825,10 @@ class _RoleWalker:
 
     def declare_local(self, d: A.Declarator, env: dict) -> None:
         if not d.dims:
-            self._store(d.name, self.b.eval(d.init, env))
+            value = self.b.eval(d.init, env)
+            self._store(d.name, value)
+            if value is None and isinstance(d.init, A.Expr) and d.name in self.b.local_names:
+                self._store_symbolic(d.name, d.init, env)
         elif isinstance(d.init, A.InitList):
             for i, item in enumerate(d.init.items):
                 self._store(f"{d.name}[{i}]", self.b.eval(item, env))
@@ -815,8 +843,45 @@ class _RoleWalker:
             new = None if old is None else evaluate(A.Binary(op[:-1], A.Number(str(old), value.span),
                                                              A.Number(str(new), value.span), value.span), {})
         self._store(key, new)
+        if new is None and op == "=" and isinstance(target, A.Name):
+            self._store_symbolic(key, value, env)
+
+    def _store_symbolic(self, key: str, value: A.Expr, env: dict) -> None:
+        """Keep a local's value as an expression where it is one of the launch values, the
+        kernel arguments and numbers known here (no thread, no walked loop, no memory)."""
+        launch = _LAUNCH_VALUES | self.b.uniform | {"blockIdx", "gridDim"}     # and the members' bases
+        for node in value.walk():
+            if isinstance(node, A.Index) or isinstance(node, A.Call) and node.name not in ("max", "min"):
+                return
+        names = [n for n in _names_of(value) if n not in self.symbolic]
+        if any(n not in launch and (n not in env or n == "threadIdx.x" or n in self.ranges) for n in names):
+            return
+        numbers = {n: A.Number(str(env[n]), value.span) for n in names if n not in launch}
+        self.symbolic[key] = _substitute(self.substituted(value), numbers) if numbers else self.substituted(value)
+
+    def substituted(self, expr: A.Expr) -> A.Expr:
+        """`expr` with the symbolic locals it reads replaced by their expressions (one node per
+        expression and values, so that the caches keyed by node stay warm)."""
+        if not self.symbolic:
+            return expr
+        used = tuple(n for n in _names_of(expr) if n in self.symbolic)
+        if not used:
+            return expr
+        key = (id(expr), tuple(id(self.symbolic[n]) for n in used))
+        found = self._substituted.get(key)
+        if found is None:
+            found = self._substituted[key] = _substitute(expr, {n: self.symbolic[n] for n in used})
+        return found
+
+    def substituted_ref(self, ref: SmemRef) -> SmemRef:
+        """`ref` with its index read through the symbolic locals (`substituted`)."""
+        if ref.index is None or not self.symbolic:
+            return ref
+        index = self.substituted(ref.index)
+        return ref if index is ref.index else replace(ref, index=index)
 
     def _store(self, key: str, value: int | None) -> None:
+        self.symbolic.pop(key, None)
         if value is None:
             self.locals.pop(key, None)
         else:
@@ -858,6 +923,7 @@ class _RoleWalker:
         if is_global:      # one block: its index is the same for every thread (any value will do)
             env = {**env, "blockIdx.x": 0, "blockIdx.y": 0, "blockIdx.z": 0}
             buffer, space = None, ref.buffer[len("global:"):]
+        ref = self.substituted_ref(ref)
         offset, site = self.offset(ref.index, ref.elem_bytes, env, node)
         width = width or ref.width or ref.elem_bytes
         extent = None if possible else self._kind_extent(ref, kind, width, env)
@@ -1332,6 +1398,41 @@ SYNC_WORDS = ("sync", "barrier", "arrive", "wait", "commit", "fence", "mbarrier"
 
 
 _NAMES: dict[int, tuple[A.Expr, tuple[str, ...]]] = {}
+
+
+_LAUNCH_VALUES = frozenset({"blockIdx.x", "blockIdx.y", "blockIdx.z", "gridDim.x", "gridDim.y", "gridDim.z"})
+
+
+def _substitute(expr: A.Expr, mapping: Mapping[str, A.Expr]) -> A.Expr:
+    """`expr` with each name of `mapping` replaced (a new node only where something changed)."""
+    if isinstance(expr, A.Name) and not expr.scope and expr.ident in mapping:
+        return mapping[expr.ident]
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(expr):
+        if isinstance(expr, A.Call) and f.name == "callee":
+            continue
+        value = getattr(expr, f.name)
+        new = _substitute_field(value, mapping)
+        if new is not value:
+            changes[f.name] = new
+    return replace(expr, **changes) if changes else expr
+
+
+def _substitute_field(value: Any, mapping: Mapping[str, A.Expr]) -> Any:
+    """One field of a node, substituted: a child expression, or a tuple of them (the arguments)."""
+    if isinstance(value, A.Expr):
+        return _substitute(value, mapping)
+    if isinstance(value, tuple) and any(isinstance(v, A.Expr) for v in value):
+        items = tuple(_substitute(v, mapping) if isinstance(v, A.Expr) else v for v in value)
+        return items if any(a is not b for a, b in zip(items, value)) else value
+    return value
+
+
+def _value_expr(locals_: dict, symbolic: dict, key: str, span: A.Span) -> A.Expr | None:
+    """A local's value after one branch, as an expression (a number, or its symbolic value)."""
+    if key in locals_:
+        return A.Number(str(locals_[key]), span)
+    return symbolic.get(key)
 
 
 def _names_of(expr: A.Expr) -> tuple[str, ...]:
