@@ -214,14 +214,32 @@ def check_kernel_all_trips(model: KernelModel, parsed: ParsedFile, path: str, ho
         for f in found:
             loc = f.location
             per_trip.setdefault((f.rule, loc.line, loc.column), {}).setdefault(trip, f)
-    out = [q for (rule_id, _, _), by_trip in per_trip.items()
-           if (q := _quantified(host.rules.get(rule_id), by_trip, trips)) is not None]
+    block_zero = _in_block_zero(model, parsed, path, host, enabled) if 0 in trips else {}
+    out = [q for key, by_trip in per_trip.items()
+           if (q := _quantified(host.rules.get(key[0]), by_trip, trips, block_zero.get(key))) is not None]
     return out, errors
 
 
-def _quantified(rule: Any, by_trip: dict[int, Finding], trips: list[int]) -> Finding | None:
+_SET_DECIDED = frozenset({"shared-race", "shared-write-race"})   # hazards the sets decide, guards and all
+
+
+def _in_block_zero(model: KernelModel, parsed: ParsedFile, path: str, host: PluginHost,
+                   enabled: frozenset[str] | None) -> dict[tuple, Finding]:
+    """The races of the zero-trip scenario that block 0 has, where block 0 runs every run-time-bound
+    loop zero times (`KernelModel.block_zero_runs_zero`): the sets, with the block pinned to 0,
+    decide them for the block every launch starts, so they are not conditional on a count."""
+    if not model.block_zero_runs_zero():
+        return {}
+    found, _ = host.check_kernel(model.with_trip(0, in_block_zero=True), parsed, path, enabled)
+    return {(f.rule, f.location.line, f.location.column): f for f in found
+            if f.rule in _SET_DECIDED and f.severity == Severity.ERROR}
+
+
+def _quantified(rule: Any, by_trip: dict[int, Finding], trips: list[int],
+                block_zero: Finding | None = None) -> Finding | None:
     """One finding at one place, from what each simulated trip count showed there (see
-    `check_kernel_all_trips`): None when a performance claim does not hold for every count."""
+    `check_kernel_all_trips`): None when a performance claim does not hold for every count.
+    `block_zero`: the same place's race in block 0, which runs the loops zero times."""
     first = next(iter(by_trip.values()))
     if rule is not None and rule.category == "performance":
         if len(by_trip) == len(trips) and len({f.message for f in by_trip.values()}) == 1:
@@ -231,6 +249,9 @@ def _quantified(rule: Any, by_trip: dict[int, Finding], trips: list[int]) -> Fin
         return first
     counts = sorted(by_trip)
     condition = describe_counts(counts, trips)
+    if counts == [0] and block_zero is not None:
+        return replace(block_zero, message=f"{block_zero.message} (in block 0, whose run-time-bound loop runs zero "
+                                           f"times in every launch)")
     if counts == [0] and first.severity == Severity.ERROR:
         return replace(first, severity=Severity.WARNING,
                        message=f"{first.message} (if the run-time-bound loop can run zero times)")

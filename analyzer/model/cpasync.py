@@ -239,6 +239,12 @@ class _Sim:
             return False
         return touch(a.lanes, b.lanes, self.model.index.memo["eval"], self.model.shift(a, b)) is False
 
+    def disjoint_rows(self, a: Event, b: Event) -> bool:
+        """Whether two accesses, one of them a warp collective, touch no common byte in any
+        threads (the sets, guards included: a collective read in a branch no block takes)."""
+        assert a.lanes is not None and b.lanes is not None
+        return touch(a.lanes, b.lanes, self.model.index.memo["eval"], self.model.shift(a, b)) is False
+
     def between_threads(self, a: Event, b: Event, warp: int | None = None) -> bool | None:
         """Whether `b` touches bytes a *different* thread touched in `a` (None: undecided), not
         counting the pairs a `__syncwarp(warp)` between them orders (one warp, both lanes in it).
@@ -250,7 +256,11 @@ class _Sim:
         if a.unknown_footprint or b.unknown_footprint or a.possible or b.possible:
             return None
         if a.lanes is None or b.lanes is None or a.lanes.collective or b.lanes.collective:
-            # False where every thread of both lies in one warp the barrier orders
+            # a collective's rows reach other lanes, whichever lane names them: a hazard where the
+            # two touch a common byte at all, under their guards (any threads), and False where
+            # every thread of both lies in one warp the barrier orders
+            if a.lanes is not None and b.lanes is not None and self.disjoint_rows(a, b):
+                return False
             return warp is None or not _one_warp(a.threads | b.threads, warp)
         return cross_thread(a.lanes, b.lanes, self.model.index.memo["eval"], self.model.shift(a, b),
                             warp_mask=warp)

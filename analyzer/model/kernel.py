@@ -57,6 +57,15 @@ def _at_least_once(loop: A.For) -> bool:
     return lo_end[0] - hi_start[1] + (1 if inclusive else 0) >= 1
 
 
+_BLOCK_ZERO = (("blockIdx", "x"), ("blockIdx", "y"), ("blockIdx", "z"))
+
+
+def _trip_conditions(counts: list[A.Expr], trip: int) -> tuple[tuple[A.Expr, bool], ...]:
+    """A scenario's conditions on the loops' counts: each at most 0 (`trip` 0), else at least 1."""
+    return tuple((A.Binary("<=" if trip == 0 else ">=", c, A.Number("0" if trip == 0 else "1", c.span), c.span), True)
+                 for c in counts)
+
+
 @dataclass(frozen=True, slots=True)
 class BufferStages:
     """How a pipelined buffer is versioned: stage stride and slot count."""
@@ -80,7 +89,8 @@ class KernelModel:
                  registry: dict | None = None, runtime_trip: int | None = None,
                  index: KernelIndex | None = None,
                  stages: dict[str, BufferStages] | None = None, roles: list[Role] | None = None,
-                 handoff_params: frozenset[str] | None = None) -> None:
+                 handoff_params: frozenset[str] | None = None,
+                 assumptions: tuple[tuple[A.Expr, bool], ...] = ()) -> None:
         assert func.body is not None
         self.func = func
         self.name = func.name
@@ -100,8 +110,9 @@ class KernelModel:
         if runtime_trip is None and self.runtime_loops:
             runtime_trip = self.trip_scenarios()[-1]   # a steady-state representative
         self.runtime_trip = runtime_trip if self.runtime_loops else None
+        self.assumptions = assumptions
         self.trace: Trace = TraceBuilder(func, self.layout, self.threads, self.index, self.runtime_trip,
-                                         roles, self.handoff_params).build()
+                                         roles, self.handoff_params, assumptions).build()
         # The version dimension is a property of the buffers, not of one trip
         # count: a one-iteration scenario touches one slot and could not see it.
         self.stages = stages if stages is not None else self._stages()
@@ -156,12 +167,62 @@ class KernelModel:
         trips = self.trip_scenarios()
         if trips and trips[0] == 0 and any(_at_least_once(loop) for loop in self.runtime_loops):
             trips = trips[1:]
+        if trips and trips[0] == 0 and self._scenario_holds(0) is False:
+            trips = trips[1:]         # `s < (bx < 2 ? bx + 2 : bx - 1)`: at least once in every block
+        if trips and trips[-1] > 0 and self._scenario_holds(1) is False:
+            trips = [t for t in trips if t == 0]     # no launch runs the loops at all
         return trips
 
-    def with_trip(self, trip: int) -> Self:
-        """The same kernel simulated with its run-time-bound loops running `trip` times."""
+    def _scenario_holds(self, trip: int) -> bool | None:
+        """Whether some launch gives the run-time-bound loops a count of `trip` (0) or of at least
+        1 (`trip` > 0), decided on the sets from their counts as expressions (`trip_counts`)."""
+        conditions = _trip_conditions(self.trip_counts(), trip)
+        if not conditions:
+            return None
+        from .presburger import satisfiable
+        from .threads import LaneRecipe
+
+        recipe = LaneRecipe(A.Number("0", self.func.span), 1, 1, (), (), 1, conditions,
+                            uniform=self.trace.launch.uniform if self.trace.launch is not None else frozenset())
+        return satisfiable(recipe)
+
+    def with_trip(self, trip: int, in_block_zero: bool = False) -> Self:
+        """The same kernel simulated with its run-time-bound loops running `trip` times.
+
+        Where every such loop's count is an expression of the launch (`Trace.trip_exprs`), the
+        scenario holds under it as guards of every access: zero iterations where the count is at
+        most 0, some where it is at least 1, so the sets meet only in blocks (and for arguments)
+        where the scenario is real (issue 31, item 5).  `in_block_zero`: the scenario is block 0's
+        (`block_zero_runs_zero`), the block every launch starts."""
+        assumptions: tuple[tuple[A.Expr, bool], ...] = ()
+        counts = self.trip_counts()
+        if in_block_zero:
+            assumptions = tuple((A.Binary("==", A.Member(A.Name(b, s), f, False, s), A.Number("0", s), s), True)
+                                for s in [self.func.span] for b, f in _BLOCK_ZERO)
+        elif counts:
+            assumptions = _trip_conditions(counts, trip)
         return type(self)(self.func, self.lines, runtime_trip=trip, index=self.index, stages=self.stages,
-                           roles=self.roles, handoff_params=self.handoff_params)
+                          roles=self.roles, handoff_params=self.handoff_params, assumptions=assumptions)
+
+    def trip_counts(self) -> list[A.Expr]:
+        """The run-time-bound loops' trip counts as expressions of the launch, or [] when one of
+        them is not one (then no scenario has conditions: each is simulated as before)."""
+        exprs = self.trace.trip_exprs
+        found = [exprs.get(id(loop)) for loop in self.runtime_loops]
+        return [e for e in found if e is not None] if found and all(e is not None for e in found) else []
+
+    def block_zero_runs_zero(self) -> bool:
+        """Whether block 0, which every launch starts, runs each run-time-bound loop zero times:
+        their counts read only block indices and are at most 0 there (causal attention's first
+        query tile).  A hazard of the zero-trip scenario in block 0 is then a hazard of every
+        launch, not a condition on a count."""
+        counts = self.trip_counts()
+        zero = {f"{b}.{f}": 0 for b, f in _BLOCK_ZERO}
+        for c in counts:
+            value = evaluate(c, zero)
+            if value is None or value > 0:
+                return False
+        return bool(counts)
 
     # ---------------------------------------------------------------- facts
     @property

@@ -715,3 +715,21 @@ def decide(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[object,
         from . import symbolic
 
         return symbolic.cross_thread(a, b, shift, opaque, values, warp_mask, any_threads)
+
+
+def satisfiable(recipe: LaneRecipe) -> bool | None:
+    """Whether some launch (block indices >= 0, `int` arguments in their range) makes every guard
+    of `recipe` hold (guards on launch values and arguments only; its index is not asked about): a
+    trip-count scenario's conditions (`KernelModel.feasible_trips`).  None where a guard does not
+    translate or isl cannot say."""
+    if not available():
+        return None
+    with _LOCK:
+        _budget()
+        try:
+            access = _build(recipe, 0, {}, None, None)
+            if access.dropped:
+                return None
+            return not access.relation.is_empty()
+        except Exception:  # noqa: BLE001 - an unknown answer keeps the scenario
+            return None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..cuda import ast as A
-from .evaluate import CompiledEvaluator, builtin_name, evaluate, interval, mentions, shape, thread_index_call
+from .evaluate import CompiledEvaluator, builtin_name, evaluate, interval, mentions, shape, shape_of, thread_index_call
 from .index import KernelIndex
 from .intrinsics import (
     CONTROL_KINDS,
@@ -171,6 +171,10 @@ class Trace:
     cluster_barriers: frozenset[str] = frozenset()             # barriers other CTAs arrive on
     opaque_barriers: dict[str, A.Call] = field(default_factory=dict)   # handed to unmodelled calls
     launch: Launch | None = None        # kernel arguments, range guards, pairs met outside the launch
+    # each run-time-bound loop's trip count as an expression of the launch values and the kernel
+    # arguments (its bound minus its start, through the symbolic locals); None where it reads
+    # anything else (a thread, memory, a local with no value)
+    trip_exprs: dict[int, A.Expr | None] = field(default_factory=dict)
 
     def all_events(self) -> Iterator[Event]:
         """Every role's events, role by role."""
@@ -308,8 +312,13 @@ def find_roles(ifs: list[A.If], threads: int) -> list[Role]:
 class TraceBuilder:
     def __init__(self, func: A.FunctionDef, layout: SharedLayout, threads: int, index: KernelIndex,
                  runtime_trip: int | None = None, roles: list[Role] | None = None,
-                 global_params: frozenset[str] = frozenset()) -> None:
+                 global_params: frozenset[str] = frozenset(),
+                 assumptions: tuple[tuple[A.Expr, bool], ...] = ()) -> None:
         self.func = func
+        # conditions on the launch a trip-count scenario holds under (`KernelModel.with_trip`):
+        # guards of every access, so the sets meet only where the scenario's count is real
+        self.assumptions = assumptions
+        self.trip_exprs: dict[int, A.Expr | None] = {}
         self.global_params = global_params    # global buffers the block both writes and reads
         self.runtime_trip = runtime_trip
         self.roles = roles                      # given: the same for every trip-count scenario
@@ -513,7 +522,8 @@ class TraceBuilder:
             walker.stmt(self.func.body, walker.locals, role.threads, (), False)
             events.append(walker.events)
         return Trace(roles, events, self.loops, self.truncated, dict(self.unknown), self.cluster,
-                     frozenset(self.cluster_barriers), dict(self.opaque_barriers), self.launch)
+                     frozenset(self.cluster_barriers), dict(self.opaque_barriers), self.launch,
+                     dict(self.trip_exprs))
 
 
 class _RoleWalker:
@@ -542,7 +552,7 @@ class _RoleWalker:
         # Conditions on the thread index or on once-walked loop variables around the statement
         # (each with the branch taken): they select which (thread, iteration) points run it,
         # so footprints are enumerated over those points only.
-        self.guards: list[tuple[A.Expr, bool]] = []
+        self.guards: list[tuple[A.Expr, bool]] = list(builder.assumptions)
         self.uncertain = 0        # > 0: under a condition on data (which threads run it is unknown)
         self.uncertain_conds: list[A.Expr] = []    # those conditions, innermost last
         # locals with no number here whose value is an expression of the launch values and the
@@ -585,6 +595,8 @@ class _RoleWalker:
     def for_loop(self, loop: A.For, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         kinds = self.b.kinds.of(loop.body)
         header = self.b.header(loop)
+        if is_runtime_bound(loop):
+            self._record_trip(loop, env)
         if not (kinds & SYNC_KINDS) or header is None:
             self.walk_once(loop, header, env, mult, it, guarded)
             return
@@ -621,6 +633,24 @@ class _RoleWalker:
             self.stmt(loop.body, env, mult, inner_it, guarded)
             self.loop_stack.pop()
         _restore(env, var, saved)
+
+    def _record_trip(self, loop: A.For, env: dict) -> None:
+        """The loop's trip count as an expression of the launch (`Trace.trip_exprs`), the same at
+        every walk of it, or None (issue 31, item 5: trip counts as symbols of the sets)."""
+        bounds = loop_bounds(loop)
+        expr: A.Expr | None = None
+        if bounds is not None:
+            _, start, end, inclusive = bounds
+            span = loop.span
+            count: A.Expr = A.Binary("-", end, start, span)
+            if inclusive:
+                count = A.Binary("+", count, A.Number("1", span), span)
+            expr = self.launch_expr(count, env)
+        key = id(loop)
+        if key not in self.b.trip_exprs:
+            self.b.trip_exprs[key] = expr
+        elif (old := self.b.trip_exprs[key]) is not None and (expr is None or shape_of(old) != shape_of(expr)):
+            self.b.trip_exprs[key] = None
 
     def walk_once(self, loop: A.For, header: tuple[str, int, int] | None, env: dict, mult: int,
                   it: tuple, guarded: bool) -> None:
@@ -849,15 +879,23 @@ class _RoleWalker:
     def _store_symbolic(self, key: str, value: A.Expr, env: dict) -> None:
         """Keep a local's value as an expression where it is one of the launch values, the
         kernel arguments and numbers known here (no thread, no walked loop, no memory)."""
+        found = self.launch_expr(value, env)
+        if found is not None:
+            self.symbolic[key] = found
+
+    def launch_expr(self, value: A.Expr, env: dict) -> A.Expr | None:
+        """`value` as an expression of the launch values and the kernel arguments alone: the
+        symbolic locals it reads substituted, the numbers known here put in; None where it reads
+        a thread, a walked loop, memory or a call other than min/max."""
         launch = _LAUNCH_VALUES | self.b.uniform | {"blockIdx", "gridDim"}     # and the members' bases
         for node in value.walk():
             if isinstance(node, A.Index) or isinstance(node, A.Call) and node.name not in ("max", "min"):
-                return
+                return None
         names = [n for n in _names_of(value) if n not in self.symbolic]
         if any(n not in launch and (n not in env or n == "threadIdx.x" or n in self.ranges) for n in names):
-            return
+            return None
         numbers = {n: A.Number(str(env[n]), value.span) for n in names if n not in launch}
-        self.symbolic[key] = _substitute(self.substituted(value), numbers) if numbers else self.substituted(value)
+        return _substitute(self.substituted(value), numbers) if numbers else self.substituted(value)
 
     def substituted(self, expr: A.Expr) -> A.Expr:
         """`expr` with the symbolic locals it reads replaced by their expressions (one node per
