@@ -3,8 +3,10 @@
 Like ruff's: one entry per checked file, keyed by the bytes that were analysed, the path
 it was given as (findings carry it), and a *salt* made of everything else that decides the
 result — pipelint's version and code, the loaded plugins with their versions and code, and
-the analysis options.  Select/ignore/severity settings are applied after the analysis, so
-changing them reuses the cache.
+the analysis options.  Ignore and severity settings are applied after the analysis, so
+changing them reuses the cache.  A selection (`--select`) runs only its checks and is keyed
+apart; where its entry is missing, a run of every rule's entry is narrowed to it
+(`PluginHost.narrowed`), so a full run followed by a selection analyses nothing twice.
 
 Two small indexes make a warm run cheap:
 
@@ -30,6 +32,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from types import ModuleType
@@ -94,11 +97,16 @@ class ResultCache:
     """Results of `check_file` by file; see the module docstring.  Raises `CacheRefused` when
     the root is not one pipelint may use (a link, someone else's, a folder it did not make)."""
 
-    def __init__(self, root: Path, salt: str, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, root: Path, salt: str, max_bytes: int = DEFAULT_MAX_BYTES,
+                 wider: tuple[ResultCache, Callable[[Result], Result]] | None = None) -> None:
         self.top = cachedir.open_root(Path(root))
         self.root = self.top / f"v{FORMAT}"
         self.salt = salt
         self.max_bytes = max_bytes
+        # a run of some rules only (`--select`): the cache of a run of every rule, and how to
+        # narrow one of its results to what this run's checks would have given; a full run
+        # followed by a selection (CI's second job, a pre-commit hook) costs no analysis
+        self.wider = wider
         self.hits = 0
         self.misses = 0
         self.written = 0
@@ -137,6 +145,10 @@ class ResultCache:
             found = self._decode("data", key, path)
             if found is not None and snapshot(path) == snap:
                 self._write("stat", self._stat_key(path, snap), {"key": key})
+        if found is None and self.wider is not None:
+            cache, narrow = self.wider
+            wide = cache.get(path)
+            found = narrow(wide) if wide is not None else None
         if found is None:
             self.misses += 1
         else:

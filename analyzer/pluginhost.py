@@ -114,6 +114,20 @@ class PluginHost:
         found = self._call("pipelint_check_variants", dict(variants=variants), enabled)
         return self._run_checks("variants", lambda c: c.check(variants), enabled, found)
 
+    def narrowed(self, result: tuple, enabled: frozenset[str]) -> tuple:
+        """A file's result of every rule, narrowed to what a run of the `enabled` rules gives: the
+        findings and errors of the hooks that run (`_wanted`) and of the selected declared checks,
+        and pipelint's own.  Exact because a check's output does not depend on which others run."""
+        file_result, findings, errors = result
+
+        def kept(rule: str | None, plugin: str | None) -> bool:
+            if rule is not None and rule in self.checks:
+                return rule in enabled
+            return plugin in (None, "pipelint") or self._wanted(plugin, enabled)
+
+        return (file_result, [f for f in findings if kept(f.rule, f.plugin)],
+                [e for e in errors if kept(None, e.plugin)])
+
     def _wanted(self, plugin: str, enabled: Enabled) -> bool:
         """Whether a plugin's hook runs: it declares a selected rule (or no rule at all)."""
         if enabled is None:

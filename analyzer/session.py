@@ -10,6 +10,7 @@ only the analyses that rule needs.
 """
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from dataclasses import dataclass, field, replace
@@ -198,10 +199,13 @@ class Session:
         modules = [sys.modules[__package__ or "pipelint"], importlib.import_module("pipelint.grammars"),
                    *self.host.pm.get_plugins()]
         key: tuple = (options.max_bytes, tuple(sorted(options.disable)), options.plugin_config)
-        if options.enabled is not None:         # a result of some rules only is not one of all
-            key += (tuple(sorted(options.enabled)),)
         try:
-            return cache.ResultCache(root, cache.salt_for(modules, self.host.versions, key))
+            wider = None
+            if options.enabled is not None:         # a result of some rules only is not one of all
+                full = cache.ResultCache(root, cache.salt_for(modules, self.host.versions, key))
+                wider = (full, functools.partial(self.host.narrowed, enabled=options.enabled))
+                key += (tuple(sorted(options.enabled)),)
+            return cache.ResultCache(root, cache.salt_for(modules, self.host.versions, key), wider=wider)
         except cachedir.CacheRefused as exc:
             cachedir.warn(str(exc))
             return None

@@ -33,6 +33,26 @@ def test_findings_identical_with_and_without_cache_over_all_fixtures(run_cli, tm
     assert f"({len(paths)} file(s) unchanged, from the cache)" in summary.out
 
 
+@pytest.mark.parametrize("select", ["redundant-barrier,redundant-wait,wait-too-deep,stage-trend",
+                                    "shared-race,version-overwrite", "wait-too-shallow"])
+def test_a_selection_after_a_full_run_is_served_from_its_results(run_cli, tmp_path, monkeypatch, select):
+    """A run of every rule caches results a later `--select` run narrows (`PluginHost.narrowed`)
+    instead of analysing again: the same report as that selection computed from scratch."""
+    paths = [*ALL_KERNELS[::6], *FUNCTIONAL]
+    run_cli("check", *paths, "--cache-dir", tmp_path)
+    cold = run_cli("check", *paths, "--format", "json", "--no-cache", "-j", "1", "--select", select)
+    from pipelint import engine
+
+    analysed: list[str] = []
+    real = engine.check_file
+    monkeypatch.setattr(engine, "check_file", lambda path, *a, **k: analysed.append(path) or real(path, *a, **k))
+    warm = run_cli("check", *paths, "--format", "json", "--cache-dir", tmp_path, "-j", "1", "--select", select)
+    assert analysed == []                   # every file from the full run's results
+    assert cold.code == warm.code
+    assert _findings(cold.out) == _findings(warm.out)
+    assert json.loads(cold.out)["findings"], "the selection has findings on the fixtures (a case that can differ)"
+
+
 def _copies(tmp_path: Path, names: list[str]) -> list[Path]:
     out = []
     for name in names:
