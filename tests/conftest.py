@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -13,7 +14,12 @@ def _private_result_cache(tmp_path_factory):
     """Every CLI run of the suite (in process or a subprocess) caches under a temporary folder,
     never in the user's cache."""
     mp = pytest.MonkeyPatch()
-    mp.setenv("PIPELINT_CACHE_DIR", str(tmp_path_factory.mktemp("pipelint-cache")))
+    if os.environ.get("PYTEST_XDIST_WORKER"):       # pytest -n: one cache for the run's workers
+        shared = tmp_path_factory.getbasetemp().parent / "pipelint-cache"
+        shared.mkdir(mode=0o700, exist_ok=True)
+        mp.setenv("PIPELINT_CACHE_DIR", str(shared))
+    else:
+        mp.setenv("PIPELINT_CACHE_DIR", str(tmp_path_factory.mktemp("pipelint-cache")))
     yield
     mp.undo()
 

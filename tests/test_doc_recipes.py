@@ -147,8 +147,8 @@ def test_readme_setup_is_what_ci_runs():
     assert ci.index(QUICK_TESTS + "\n") < ci.index(FULL_TESTS + "\n")
 
 
-QUICK_TESTS = '.venv/bin/python -m pytest -p tests.testsets -m "not slow and not tilelang and not recipes"'
-FULL_TESTS = ".venv/bin/python -m pytest -p tests.testsets"
+QUICK_TESTS = '.venv/bin/python -m pytest -p tests.testsets -n 2 -m "not slow and not tilelang and not recipes"'
+FULL_TESTS = ".venv/bin/python -m pytest -p tests.testsets -n 2"
 
 
 def test_the_quick_set_leaves_out_exactly_the_long_tests():

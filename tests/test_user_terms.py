@@ -53,14 +53,14 @@ def test_a_barrier_tilelang_inserted_says_the_fix_belongs_in_tilelang(run_cli, m
 # ---------------------------------------------------------------- one finding per defect
 def test_concise_python_prints_no_duplicate_line_and_names_the_variants(run_cli, monkeypatch):
     monkeypatch.chdir(ROOT)
-    res = run_cli("check", *ALL_KERNELS, "--primary-location", "python", "--format", "concise", "--no-cache")
+    res = run_cli("check", *ALL_KERNELS, "--primary-location", "python", "--format", "concise")   # session cache
     lines = res.out.splitlines()
     assert lines and not [line for line, n in Counter(lines).items() if n > 1]
     # gemv's steady-state barrier: one line for the four variants that have it
     gemv = [line for line in lines if line.startswith("examples/gemv.py:16:1: warning[redundant-barrier]")]
     assert gemv == [gemv[0]] and gemv[0].endswith("[sm_80 s1, s2, s3, s4]"), gemv
     # in CUDA terms nothing is merged: every variant's file has its own finding
-    cuda = run_cli("check", *ALL_KERNELS, "--format", "concise", "--no-cache").out.splitlines()
+    cuda = run_cli("check", *ALL_KERNELS, "--format", "concise").out.splitlines()
     assert len(cuda) > len(lines)
 
 

@@ -6,7 +6,8 @@ Loaded with `-p tests.testsets` (`python -m pytest` puts the current folder on `
   `-m "not slow and not tilelang and not recipes"` (at most 3 minutes on a 2-core machine);
   the full set is everything;
 * before each long test (`slow`, `tilelang`, `recipes`) writes one line naming it and about how
-  long it takes, so a run that sits at one percentage for minutes says what it is doing.
+  long it takes, so a run that sits at one percentage for minutes says what it is doing (under
+  `pytest -n`, the controller writes it as the worker's setup report arrives, with the worker).
 
 `SLOW`: node ids and their seconds in `python -m pytest -m "not tilelang and not recipes"
 --durations=100` on the project's 2-core machine shared with other work (2026-12-02), every test
@@ -136,6 +137,7 @@ LONG_MARKS = ("slow", "tilelang", "recipes")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _CONFIG[:] = [config]
     config.addinivalue_line("markers", "slow: takes seconds, not milliseconds (tests/testsets.py); the quick set "
                                        "skips it")
 
@@ -145,6 +147,7 @@ def _base(nodeid: str) -> str:
 
 
 _LONG: dict[str, str] = {}          # node id -> what the line before it says
+_PROPERTY = "pipelint-long-test"
 _CONFIG: list[pytest.Config] = []
 
 
@@ -158,11 +161,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if marks:
             took = SLOW.get(item.nodeid) or SLOW.get(_base(item.nodeid))
             _LONG[item.nodeid] = "/".join(marks) + (f", about {took} s" if took else "")
+            # under `pytest -n` the workers collect, the controller writes: it reads this from
+            # the setup report (`pytest_runtest_logreport`)
+            item.user_properties.append((_PROPERTY, _LONG[item.nodeid]))
 
 
 def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
     """One line naming a long test as it starts (outside output capture, unlike setup)."""
-    said = _LONG.get(nodeid)
+    _say(nodeid, _LONG.get(nodeid))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Under `pytest -n` (pytest-xdist): the line, as a worker's long test finishes its setup."""
+    if report.when == "setup" and report.nodeid not in _LONG:
+        said = dict(report.user_properties).get(_PROPERTY)
+        if said:
+            gateway = getattr(getattr(report, "node", None), "gateway", None)
+            _say(report.nodeid, str(said) + (f", {gateway.id}" if gateway is not None else ""))
+
+
+def _say(nodeid: str, said: str | None) -> None:
     reporter = _CONFIG[0].pluginmanager.get_plugin("terminalreporter") if _CONFIG and said else None
     if reporter is None:
         return

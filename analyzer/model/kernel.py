@@ -111,6 +111,7 @@ class KernelModel:
             runtime_trip = self.trip_scenarios()[-1]   # a steady-state representative
         self.runtime_trip = runtime_trip if self.runtime_loops else None
         self.assumptions = assumptions
+        self._conditions: dict[bool, tuple[tuple[A.Expr, bool], ...]] = {}
         self.trace: Trace = TraceBuilder(func, self.layout, self.threads, self.index, self.runtime_trip,
                                          roles, self.handoff_params, assumptions).build()
         # The version dimension is a property of the buffers, not of one trip
@@ -199,8 +200,8 @@ class KernelModel:
         if in_block_zero:
             assumptions = tuple((A.Binary("==", A.Member(A.Name(b, s), f, False, s), A.Number("0", s), s), True)
                                 for s in [self.func.span] for b, f in _BLOCK_ZERO)
-        elif counts:
-            assumptions = _trip_conditions(counts, trip)
+        elif counts:      # one tuple per kind of scenario: the solver's caches are keyed by node
+            assumptions = self._conditions.setdefault(trip == 0, _trip_conditions(counts, trip))
         return type(self)(self.func, self.lines, runtime_trip=trip, index=self.index, stages=self.stages,
                           roles=self.roles, handoff_params=self.handoff_params, assumptions=assumptions)
 

@@ -569,6 +569,20 @@ def meeting_condition(a: LaneRecipe, b: LaneRecipe, shift: int = 0,
     return None if found == "always" else found
 
 
+def _hull(recipe: LaneRecipe, shift: int) -> tuple[int, int] | None:
+    """[lo, hi) of every byte an access can touch, from its index's bounds over its threads and
+    walked ranges (guards left out: a larger set), as `_Access.hull`; None where unbounded."""
+    threads = recipe.threads
+    if threads <= 0:
+        return None
+    ranges = dict(recipe.ranges)
+    ranges["threadIdx.x"] = ((threads & -threads).bit_length() - 1, threads.bit_length() - 1)
+    bounds = interval(recipe.index, dict(recipe.points), ranges)
+    if bounds is None:
+        return None
+    return recipe.elem * bounds[0] + shift, recipe.elem * bounds[1] + recipe.width + shift
+
+
 def _apart(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
     """Two accesses whose bytes' bounds do not overlap (a filter before the sets)."""
     return a is not None and b is not None and (a[1] <= b[0] or b[1] <= a[0])
@@ -712,6 +726,8 @@ def decide(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[object,
     except Untranslatable:
         if same_point is not None:
             return None, None
+        if _apart(_hull(a, 0), _hull(b, shift)):     # bounds first: the solver costs milliseconds
+            return False, None
         from . import symbolic
 
         return symbolic.cross_thread(a, b, shift, opaque, values, warp_mask, any_threads)
