@@ -175,7 +175,7 @@ def analyze_source(path: str, source: str, host: PluginHost,
                                     path=path, plugin="pipelint"))
             continue
         models.append(model)
-        f, e = check_kernel_all_trips(model, parsed, path, host, enabled)
+        f, e = check_kernel_all_trips(model, parsed, path, host, enabled, models)
         findings.extend(f)
         errors.extend(e)
     try:        # each race error's witness, from the models' hazards: what JSON and SARIF show
@@ -189,7 +189,8 @@ def analyze_source(path: str, source: str, host: PluginHost,
 
 
 def check_kernel_all_trips(model: KernelModel, parsed: ParsedFile, path: str, host: PluginHost,
-                           enabled: frozenset[str] | None = None) -> tuple[list[Finding], list[ToolError]]:
+                           enabled: frozenset[str] | None = None,
+                           witnesses: list | None = None) -> tuple[list[Finding], list[ToolError]]:
     """Check a kernel for every trip count its run-time-bound loops can have.
 
     A kernel whose pipelined loop runs `(seq_len + 63) >> 6` times is simulated once per
@@ -214,7 +215,7 @@ def check_kernel_all_trips(model: KernelModel, parsed: ParsedFile, path: str, ho
         for f in found:
             loc = f.location
             per_trip.setdefault((f.rule, loc.line, loc.column), {}).setdefault(trip, f)
-    block_zero = _in_block_zero(model, parsed, path, host, enabled) if 0 in trips else {}
+    block_zero = _in_block_zero(model, parsed, path, host, enabled, witnesses) if 0 in trips else {}
     out = [q for key, by_trip in per_trip.items()
            if (q := _quantified(host.rules.get(key[0]), by_trip, trips, block_zero.get(key))) is not None]
     return out, errors
@@ -224,15 +225,19 @@ _SET_DECIDED = frozenset({"shared-race", "shared-write-race"})   # hazards the s
 
 
 def _in_block_zero(model: KernelModel, parsed: ParsedFile, path: str, host: PluginHost,
-                   enabled: frozenset[str] | None) -> dict[tuple, Finding]:
+                   enabled: frozenset[str] | None, witnesses: list | None = None) -> dict[tuple, Finding]:
     """The races of the zero-trip scenario that block 0 has, where block 0 runs every run-time-bound
     loop zero times (`KernelModel.block_zero_runs_zero`): the sets, with the block pinned to 0,
     decide them for the block every launch starts, so they are not conditional on a count."""
     if not model.block_zero_runs_zero():
         return {}
-    found, _ = host.check_kernel(model.with_trip(0, in_block_zero=True), parsed, path, enabled)
-    return {(f.rule, f.location.line, f.location.column): f for f in found
-            if f.rule in _SET_DECIDED and f.severity == Severity.ERROR}
+    pinned = model.with_trip(0, in_block_zero=True)
+    found, _ = host.check_kernel(pinned, parsed, path, enabled)
+    out = {(f.rule, f.location.line, f.location.column): f for f in found
+           if f.rule in _SET_DECIDED and f.severity == Severity.ERROR}
+    if out and witnesses is not None:
+        witnesses.append(pinned)          # its hazards are the errors' witnesses (`attach_witnesses`)
+    return out
 
 
 def _quantified(rule: Any, by_trip: dict[int, Finding], trips: list[int],

@@ -48,6 +48,11 @@ def test_block_zero_running_the_loop_zero_times_is_a_race_of_every_launch() -> N
     found = _found(2, 1)                    # block 0: 2 - 2 = 0 steps
     assert [(r, s) for r, s, _, _ in found] == [("shared-race", "error")]
     assert "in block 0, whose run-time-bound loop runs zero times in every launch" in found[0][3]
+    # its witness comes from the block-0 scenario's hazard: the prologue store, the epilogue load
+    _, findings, _, _ = analyze_source("k.cu", _KERNEL.replace("FIRST", "2").replace("LATER", "1"), load_plugins())
+    [race] = [f for f in findings if f.rule == "shared-race"]
+    assert race.witness is not None
+    assert (race.witness.first.line, race.witness.second.line) == (4, 16)
 
 
 def test_zero_steps_only_past_block_0_is_a_condition_on_the_count() -> None:
