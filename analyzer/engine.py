@@ -216,8 +216,10 @@ def check_kernel_all_trips(model: KernelModel, parsed: ParsedFile, path: str, ho
             loc = f.location
             per_trip.setdefault((f.rule, loc.line, loc.column), {}).setdefault(trip, f)
     block_zero = _in_block_zero(model, parsed, path, host, enabled, witnesses) if 0 in trips else {}
+    zero_only = any(sorted(by_trip) == [0] for by_trip in per_trip.values())
+    where = model.zero_trip_condition() if zero_only else None
     out = [q for key, by_trip in per_trip.items()
-           if (q := _quantified(host.rules.get(key[0]), by_trip, trips, block_zero.get(key))) is not None]
+           if (q := _quantified(host.rules.get(key[0]), by_trip, trips, block_zero.get(key), where)) is not None]
     return out, errors
 
 
@@ -241,10 +243,11 @@ def _in_block_zero(model: KernelModel, parsed: ParsedFile, path: str, host: Plug
 
 
 def _quantified(rule: Any, by_trip: dict[int, Finding], trips: list[int],
-                block_zero: Finding | None = None) -> Finding | None:
+                block_zero: Finding | None = None, zero_where: str | None = None) -> Finding | None:
     """One finding at one place, from what each simulated trip count showed there (see
     `check_kernel_all_trips`): None when a performance claim does not hold for every count.
-    `block_zero`: the same place's race in block 0, which runs the loops zero times."""
+    `block_zero`: the same place's race in block 0, which runs the loops zero times;
+    `zero_where`: the blocks and arguments where the loops run zero times, in words."""
     first = next(iter(by_trip.values()))
     if rule is not None and rule.category == "performance":
         if len(by_trip) == len(trips) and len({f.message for f in by_trip.values()}) == 1:
@@ -258,8 +261,9 @@ def _quantified(rule: Any, by_trip: dict[int, Finding], trips: list[int],
         return replace(block_zero, message=f"{block_zero.message} (in block 0, whose run-time-bound loop runs zero "
                                            f"times in every launch)")
     if counts == [0] and first.severity == Severity.ERROR:
+        where = f", as it does where {zero_where}" if zero_where else ""
         return replace(first, severity=Severity.WARNING,
-                       message=f"{first.message} (if the run-time-bound loop can run zero times)")
+                       message=f"{first.message} (if the run-time-bound loop can run zero times{where})")
     shown = by_trip[next(c for c in counts if c != 0)] if any(counts) else first
     return replace(shown, message=f"{shown.message} (only when the run-time-bound loop runs {condition})")
 

@@ -58,7 +58,7 @@ def test_block_zero_running_the_loop_zero_times_is_a_race_of_every_launch() -> N
 def test_zero_steps_only_past_block_0_is_a_condition_on_the_count() -> None:
     found = _found(3, 0)                    # blocks 0, 1: 1 and 2 steps; block 2: 0
     assert [(r, s) for r, s, _, _ in found] == [("shared-race", "warning")]
-    assert "if the run-time-bound loop can run zero times" in found[0][3]
+    assert "if the run-time-bound loop can run zero times, as it does where blockIdx.x = 2" in found[0][3]
 
 
 def test_a_count_at_least_one_in_every_block_has_no_zero_trip_scenario() -> None:

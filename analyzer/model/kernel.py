@@ -177,15 +177,34 @@ class KernelModel:
     def _scenario_holds(self, trip: int) -> bool | None:
         """Whether some launch gives the run-time-bound loops a count of `trip` (0) or of at least
         1 (`trip` > 0), decided on the sets from their counts as expressions (`trip_counts`)."""
+        recipe = self._scenario_recipe(trip)
+        if recipe is None:
+            return None
+        from .presburger import satisfiable
+
+        return satisfiable(recipe)
+
+    def zero_trip_condition(self) -> str | None:
+        """Where (block indices, kernel arguments) the run-time-bound loops run zero times, in
+        C's names (`blockIdx.x == 2`), for a finding only that scenario shows; None if unknown."""
+        recipe = self._scenario_recipe(0)
+        if recipe is None:
+            return None
+        from .presburger import condition
+
+        found = condition(recipe)
+        return None if found in (None, "always") else found
+
+    def _scenario_recipe(self, trip: int) -> Any:
+        """A scenario's conditions as the guards of an access (`model.threads.LaneRecipe`) that
+        touches nothing: what the set questions about a scenario take."""
         conditions = _trip_conditions(self.trip_counts(), trip)
         if not conditions:
             return None
-        from .presburger import satisfiable
         from .threads import LaneRecipe
 
-        recipe = LaneRecipe(A.Number("0", self.func.span), 1, 1, (), (), 1, conditions,
-                            uniform=self.trace.launch.uniform if self.trace.launch is not None else frozenset())
-        return satisfiable(recipe)
+        return LaneRecipe(A.Number("0", self.func.span), 1, 1, (), (), 1, conditions,
+                          uniform=self.trace.launch.uniform if self.trace.launch is not None else frozenset())
 
     def with_trip(self, trip: int, in_block_zero: bool = False) -> Self:
         """The same kernel simulated with its run-time-bound loops running `trip` times.

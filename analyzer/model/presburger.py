@@ -749,3 +749,20 @@ def satisfiable(recipe: LaneRecipe) -> bool | None:
             return not access.relation.is_empty()
         except Exception:  # noqa: BLE001 - an unknown answer keeps the scenario
             return None
+
+
+def condition(recipe: LaneRecipe) -> str | None:
+    """Where the guards of `recipe` hold, as a condition on the block indices and the kernel
+    arguments in C's names (`blockIdx.x >= 2`), simplified against what every launch has; None
+    where a guard does not translate, or the set is empty."""
+    if not available():
+        return None
+    with _LOCK:
+        _budget()
+        try:
+            access = _build(recipe, 0, {}, None, None)
+            if access.dropped or access.relation.is_empty():
+                return None
+            return _assignment(access.relation)
+        except Exception:  # noqa: BLE001 - words added to a message never cost the finding
+            return None
