@@ -66,3 +66,25 @@ def test_a_flag_set_from_a_select_on_the_block_index_guards_exactly() -> None:
     nothing.  With `condval_2 < 1` block 0 (and 2) store, and the read races with them."""
     assert _rules(_GUARDED.replace("LIMIT", "0")) == []
     assert _rules(_GUARDED.replace("LIMIT", "1")) == [("shared-race", "error")]
+
+
+_SKIPPED = """
+extern "C" __global__ void __launch_bounds__(128, 1) k(float* __restrict__ Out, const float* __restrict__ X) {
+  __shared__ float s[1024];
+  int c = 1;
+  if ((((int)blockIdx.x) >= 2)) {
+    c = (((int)blockIdx.x) - 1);
+  }
+  s[((c * 128) + ((int)threadIdx.x))] = X[((int)threadIdx.x)];
+  Out[((int)threadIdx.x)] = s[(READ - ((int)threadIdx.x))];
+}
+"""
+
+
+def test_a_local_set_in_an_if_without_else_keeps_its_old_value_where_the_branch_is_skipped() -> None:
+    """`c` is 1 in blocks 0 and 1, `bx - 1` from block 2 on: never 0, so the store never reaches
+    the first 128 floats the mirrored read takes.  Read as the branch's value everywhere
+    (`bx - 1`), block 1 would have `c = 0`: a race no block has.  The select of the branch's value
+    and the value before it is exact; a read of the second 128 floats does race (block 0)."""
+    assert _rules(_SKIPPED.replace("READ", "127")) == []
+    assert _rules(_SKIPPED.replace("READ", "255")) == [("shared-race", "error")]

@@ -16,7 +16,7 @@ import functools
 import itertools
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -744,7 +744,7 @@ class _RoleWalker:
         # the guard narrows the sets, and the statements stay unguarded (a barrier in them is
         # every thread's)
         thread_free = "threadIdx.x" not in _names_of(cond) and not any(n in self.ranges for n in _names_of(cond))
-        walks = []
+        walks: list[Callable[[], None]] = []
         for branch, polarity in ((s.then, True), (s.other, False)):
             if branch is None:
                 continue
@@ -752,6 +752,10 @@ class _RoleWalker:
                 self.b.launch.add([*self.guards, (cond, polarity)], self.mask, loops)
             walks.append(functools.partial(self._uniform_walk if thread_free else self.guarded_walk,
                                            branch, cond, polarity, env, mult, it, guarded))
+        if thread_free and s.other is None:
+            # the blocks that skip the branch keep the values from before it: a local the branch
+            # sets is the select of the two (`if (bx >= 2) c = bx - 2;`), not the branch's value
+            walks.append(_skip)
         self._joined(walks, cond if thread_free else None)
 
     def _uniform_walk(self, body: A.Node, cond: A.Expr, polarity: bool, env: dict, mult: int, it: tuple,
@@ -1464,6 +1468,10 @@ def _substitute_field(value: Any, mapping: Mapping[str, A.Expr]) -> Any:
         items = tuple(_substitute(v, mapping) if isinstance(v, A.Expr) else v for v in value)
         return items if any(a is not b for a, b in zip(items, value)) else value
     return value
+
+
+def _skip() -> None:
+    """The walk of an absent `else`: nothing runs."""
 
 
 def _value_expr(locals_: dict, symbolic: dict, key: str, span: A.Span) -> A.Expr | None:
