@@ -391,7 +391,10 @@ def _variant(obj: Any, kind: str, params: dict, arch: str, n: int | None, writte
     state = _BudgetState()
     try:
         with _budgets(budgets or {}, state):
-            return {**head, **lower_one(obj, kind, params, arch, n)}
+            lowered = lower_one(obj, kind, params, arch, n)
+        if state.expired:       # raised inside a callback TVM swallowed: the lowering went on past it
+            return {**head, "ok": False, "kind": "budget", "error": state.expired}
+        return {**head, **lowered}
     except WorkerError as exc:
         return {**head, "ok": False, "kind": exc.kind, "error": str(exc)}
     except _OverBudget as exc:
