@@ -98,7 +98,7 @@ class ResultCache:
     the root is not one pipelint may use (a link, someone else's, a folder it did not make)."""
 
     def __init__(self, root: Path, salt: str, max_bytes: int = DEFAULT_MAX_BYTES,
-                 wider: tuple[ResultCache, Callable[[Result], Result]] | None = None) -> None:
+                 wider: tuple[ResultCache, Callable[[Result], Result | None]] | None = None) -> None:
         self.top = cachedir.open_root(Path(root))
         self.root = self.top / f"v{FORMAT}"
         self.salt = salt

@@ -114,11 +114,14 @@ class PluginHost:
         found = self._call("pipelint_check_variants", dict(variants=variants), enabled)
         return self._run_checks("variants", lambda c: c.check(variants), enabled, found)
 
-    def narrowed(self, result: tuple, enabled: frozenset[str]) -> tuple:
+    def narrowed(self, result: tuple, enabled: frozenset[str]) -> tuple | None:
         """A file's result of every rule, narrowed to what a run of the `enabled` rules gives: the
         findings and errors of the hooks that run (`_wanted`) and of the selected declared checks,
-        and pipelint's own.  Exact because a check's output does not depend on which others run."""
+        and pipelint's own.  Exact because a check's output does not depend on which others run;
+        None (analyse the file again) where a plugin left a note, which may be a check's not run."""
         file_result, findings, errors = result
+        if any(e.plugin not in (None, "pipelint") for e in errors):
+            return None         # a plugin's note (it printed) may come from a check not selected: analyse
 
         def kept(rule: str | None, plugin: str | None) -> bool:
             if rule is not None and rule in self.checks:

@@ -88,3 +88,29 @@ def test_a_local_set_in_an_if_without_else_keeps_its_old_value_where_the_branch_
     and the value before it is exact; a read of the second 128 floats does race (block 0)."""
     assert _rules(_SKIPPED.replace("READ", "127")) == []
     assert _rules(_SKIPPED.replace("READ", "255")) == [("shared-race", "error")]
+
+
+_FROM_DATA = """
+extern "C" __global__ void __launch_bounds__(128, 1) k(float* __restrict__ Out, const int* __restrict__ I) {
+  __shared__ float s[512];
+  int c = (((int)blockIdx.x) + 200);
+  if ((((int)blockIdx.x) < 2)) {
+    c = I[0];
+  } else {
+    c = I[1];
+  }
+  if (((int)threadIdx.x) < 64) {
+    s[(c + ((int)threadIdx.x))] = 1.000000e+00f;
+  } else {
+    s[((int)threadIdx.x)] = 2.000000e+00f;
+  }
+  __syncthreads();
+  Out[((int)threadIdx.x)] = s[((int)threadIdx.x)];
+}
+"""
+
+
+def test_a_local_both_branches_load_from_memory_has_no_value_after_the_if() -> None:
+    """Both branches set `c` from memory: after the `if` it is unknown, not `bx + 200` from before
+    it (which put the store out of the other threads' reach: a race decided away)."""
+    assert ("race-undecided", "note") in _rules(_FROM_DATA)

@@ -788,16 +788,26 @@ class _RoleWalker:
         self.locals.clear()
         self.locals.update(before)
         self.symbolic = symbolic
-        for key in set().union(*(set(o) | set(e) for o, e in outcomes)):
+        # every local known before or after some branch: one that every branch made unknown
+        # (`c = X[0]` / `c = X[1]`) must not keep its value from before the `if`
+        for key in set(before) | set(symbolic) | set().union(*(set(o) | set(e) for o, e in outcomes)):
             self.locals.pop(key, None)
             self.symbolic.pop(key, None)
-            values = [o.get(key) for o, _ in outcomes]
-            if values[0] is not None and all(v == values[0] for v in values):
-                self.locals[key] = values[0]
-            elif cond is not None:          # a condition on launch values: the select of the two
-                then, other = (_value_expr(o, e, key, cond.span) for o, e in outcomes)
-                if then is not None and other is not None:
-                    self.symbolic[key] = A.Ternary(cond, then, other, cond.span)
+            self._join_one(key, outcomes, cond)
+
+    def _join_one(self, key: str, outcomes: list[tuple[dict, dict]], cond: A.Expr | None) -> None:
+        """One local after the branches: their common number or expression, else the select of
+        the two under a condition on the launch, else no value."""
+        values = [o.get(key) for o, _ in outcomes]
+        exprs = [e.get(key) for _, e in outcomes]
+        if values[0] is not None and all(v == values[0] for v in values):
+            self.locals[key] = values[0]
+        elif exprs[0] is not None and all(x is exprs[0] for x in exprs) and all(v is None for v in values):
+            self.symbolic[key] = exprs[0]
+        elif cond is not None:          # a condition on launch values: the select of the two
+            then, other = (_value_expr(o, e, key, cond.span) for o, e in outcomes)
+            if then is not None and other is not None:
+                self.symbolic[key] = A.Ternary(cond, then, other, cond.span)
 
     def guarded_walk(self, body: A.Node, cond: A.Expr, polarity: bool, env: dict, mult: int,
                      it: tuple, _guarded: bool = True) -> None:
