@@ -229,13 +229,14 @@ class KernelModel:
         them is not one (then no scenario has conditions: each is simulated as before)."""
         exprs = self.trace.trip_exprs
         found = [exprs.get(id(loop)) for loop in self.runtime_loops]
-        if not found or any(e is None for e in found):
+        counts = [e for e in found if e is not None]
+        if not found or len(counts) < len(found):
             return []
         # every loop takes the scenario's count: conditions only where the loops count alike (`n`
         # and `n - 1`, or `bx` and `1 - bx`, would make a scenario's conditions contradict)
         from .evaluate import shape_of
 
-        return [e for e in found if e is not None] if len({shape_of(e) for e in found if e is not None}) == 1 else []
+        return counts if len({shape_of(e) for e in counts}) == 1 else []
 
     def block_zero_runs_zero(self) -> bool:
         """Whether block 0, which every launch starts, runs each run-time-bound loop zero times:

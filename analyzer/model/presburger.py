@@ -489,9 +489,7 @@ def _build(recipe: LaneRecipe, shift: int, opaque: Mapping[object, int], value: 
         relation = isl.Map(query.text(domain, [byte])).coalesce()
     except isl.Error as exc:           # a formula isl does not take: not a verdict
         raise Untranslatable(f"isl: {exc}") from None
-    bounds = side.bounds(recipe.index)
-    hull = None if bounds is None else (recipe.elem * bounds[0] + shift, recipe.elem * bounds[1] + recipe.width + shift)
-    return _Access(relation, tuple(side.loops), dropped, value is not None, hull)
+    return _Access(relation, tuple(side.loops), dropped, value is not None, _hull(recipe, shift))
 
 
 _PAIRS: dict[tuple, Any] = {}
@@ -738,31 +736,33 @@ def satisfiable(recipe: LaneRecipe) -> bool | None:
     of `recipe` hold (guards on launch values and arguments only; its index is not asked about): a
     trip-count scenario's conditions (`KernelModel.feasible_trips`).  None where a guard does not
     translate or isl cannot say."""
-    if not available():
-        return None
-    with _LOCK:
-        _budget()
-        try:
-            access = _build(recipe, 0, {}, None, None)
-            if access.dropped:
-                return None
-            return not access.relation.is_empty()
-        except Exception:  # noqa: BLE001 - an unknown answer keeps the scenario
-            return None
+    found = _guard_relation(recipe)
+    return None if found is None else not found.is_empty()
 
 
 def condition(recipe: LaneRecipe) -> str | None:
     """Where the guards of `recipe` hold, as a condition on the block indices and the kernel
     arguments in C's names (`blockIdx.x >= 2`), simplified against what every launch has; None
     where a guard does not translate, or the set is empty."""
+    found = _guard_relation(recipe)
+    if found is None or found.is_empty():
+        return None
+    with _LOCK:
+        try:
+            return _assignment(found)
+        except Exception:  # noqa: BLE001 - words added to a message never cost the finding
+            return None
+
+
+def _guard_relation(recipe: LaneRecipe) -> Any:
+    """The access relation of `recipe` with every guard in it (None: islpy missing, a guard that
+    does not translate, or a formula isl does not take)."""
     if not available():
         return None
     with _LOCK:
         _budget()
         try:
             access = _build(recipe, 0, {}, None, None)
-            if access.dropped or access.relation.is_empty():
-                return None
-            return _assignment(access.relation)
-        except Exception:  # noqa: BLE001 - words added to a message never cost the finding
+        except Exception:  # noqa: BLE001 - an unknown answer keeps the scenario
             return None
+    return None if access.dropped else access.relation
