@@ -17,7 +17,7 @@ from pipelint.model.cpasync import Hazard
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
 from pipelint.model.placement import point, statement_after, statement_before
-from pipelint.model.threads import describe, members, span
+from pipelint.model.threads import count, describe, members, span
 from pipelint.model.trace import Event
 
 
@@ -110,7 +110,45 @@ class RedundantBarrier(KernelCheck):
         return _redundant(kernel, path, skip)
 
 
-CHECKS = (MissingBarrier(), DivergentBarrier(), RedundantBarrier())
+class NamedBarrierCount(KernelCheck):
+    """A `bar.sync id, n` whose count `n` is not the number of threads that reach it (`model.named`)."""
+
+    rule = Rule(
+        "named-barrier-count", "NamedBarrierCount",
+        "Named barrier count does not match the threads that reach it",
+        "`bar.sync id, n` (`T.sync_threads(id, n)`, `tl::__sync_thread_partial`, a template's "
+        "`NamedBarrier<n>`) completes as soon as `n` threads have arrived and starts over with the "
+        "rest. With more threads than `n` at the statement, which of them pass together depends on "
+        "timing, so it orders no thread after any particular other; with fewer than `n` threads "
+        "naming the barrier anywhere in the kernel, it never completes and they hang.",
+        Severity.ERROR, "Give the barrier the number of threads that execute it (every warp group "
+        "that takes part, counted once), or split them over barriers with ids of their own.",
+        ("correctness", "hang"),
+        rationale="A warp-group barrier written for one group and reached by two, or sized for two groups "
+                  "and reached by one, compiles and often runs: the first kind races only when warps arrive "
+                  "in an unlucky order, the second hangs the block.")
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        out = []
+        for m in kernel.named_barriers:
+            who = describe(m.threads)
+            if m.kind == "overfull":
+                message = (f"named barrier {m.barrier} counts {m.needed} threads but {count(m.threads)} ({who}) "
+                           f"execute this statement: the first {m.needed} to arrive pass together and the rest "
+                           f"start the next generation, so it orders no thread after any particular other")
+                help = f"count {count(m.threads)} threads in the barrier at line {m.event.node.span.line}"
+            else:
+                why = (f"only {m.distinct} distinct threads ever arrive with that count" if m.distinct < m.needed
+                       else f"{m.arrivals} arrivals with that count in all are not a whole number of generations")
+                message = (f"named barrier {m.barrier} waits for {m.needed} threads, but {count(m.threads)} ({who}) "
+                           f"arrive here and no other thread arrives with them ({why}), so these threads hang")
+                help = (f"count the threads that reach the barrier at line {m.event.node.span.line}, or let the "
+                        f"missing threads take part")
+            out.append(self.finding(path, kernel, m.event.node, message, help=help))
+        return out
+
+
+CHECKS = (MissingBarrier(), DivergentBarrier(), RedundantBarrier(), NamedBarrierCount())
 RULES = tuple(c.rule for c in CHECKS)
 _R = {c.id: c.rule for c in CHECKS}
 

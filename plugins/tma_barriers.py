@@ -289,6 +289,27 @@ class StoreFence(KernelCheck):
         return _store_fences(kernel, path)
 
 
+class MmaFence(KernelCheck):
+    """Each wgmma / tcgen05 MMA that reads a shared operand must follow a proxy fence that follows
+    the generic writes of that operand."""
+
+    rule = Rule(
+        "mma-proxy-fence", "MmaProxyFence",
+        "wgmma/tcgen05 MMA reads shared memory written without fence_proxy_async",
+        "`wgmma.mma_async` and `tcgen05.mma` read their shared-memory operands through the async "
+        "proxy. Operands written by threads with ordinary stores (st.shared, stmatrix, a register "
+        "tile copied to shared memory) belong to the generic proxy; without a `fence.proxy.async` "
+        "after those stores and before the MMA, the MMA may read stale bytes.",
+        Severity.ERROR, "Emit `tl::fence_proxy_async()` after the stores into the operand (and the "
+        "barrier that gathers them) and before the MMA, as TileLang does.", ("correctness", "tma"),
+        rationale="A GEMM whose operand tile is produced by threads (a dequantised or rescaled tile, "
+                  "attention's P tile) hands it from the generic proxy to the async proxy; TMA-filled "
+                  "operands need no fence, thread-written ones do.")
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        return _mma_fences(kernel, path)
+
+
 class NotAnalyzed(_ProtocolCheck):
     """Barriers the protocol simulation does not check (cluster scope, an unmodelled callee)."""
 
@@ -363,7 +384,7 @@ class InitFence(_ProtocolCheck):
         return f"insert tl::{f['missing']}(); (then __syncthreads()) after the mbarrier inits, before line {line}"
 
 
-CHECKS = (ArrivalCount(), TxBytes(), Deadlock(), ReadBeforeWait(), Release(), StoreFence(), NotAnalyzed(),
+CHECKS = (ArrivalCount(), TxBytes(), Deadlock(), ReadBeforeWait(), Release(), StoreFence(), MmaFence(), NotAnalyzed(),
           InitFence())
 RULES = tuple(c.rule for c in CHECKS)
 _R = {c.id: c.rule for c in CHECKS}
@@ -496,6 +517,38 @@ def _store_fences(kernel, path):
                     _R["tma-store-fence"], path, kernel, ev.node,
                     f"tl::tma_store reads {ev.buffer} through the async proxy, but the generic-proxy "
                     f"writes into it (line {write.node.span.line}) are not followed by fence_proxy_async",
+                    [(write.node, f"generic write into {ev.buffer}")],
+                    help=f"insert tl::fence_proxy_async(); before line "
+                         f"{statement_of(kernel.func, ev.node).span.line} (after the writes into {ev.buffer} "
+                         f"and the barrier that gathers them)"))
+    return out
+
+
+_MMA_PREFIXES = ("tl::wgmma_", "tl::tcgen05mma_")
+
+
+def _mma_fences(kernel, path):
+    """Per role, in program order: an MMA's read of a buffer with generic-proxy writes of the role
+    since its last `fence_proxy_async` (the role's own writes: the stores every thread of the block
+    makes before the warp roles split are in each role's trace)."""
+    out, seen = [], set()
+    for events in kernel.trace.events:
+        unfenced: dict[str, Event] = {}
+        for ev in events:
+            if ev.kind == K.FENCE_PROXY:
+                unfenced.clear()
+            elif ev.kind != K.SMEM or ev.possible or not ev.buffer:
+                continue
+            elif ev.access == "write":
+                unfenced[ev.buffer] = ev
+            elif (ev.access == "read" and ev.buffer in unfenced and id(ev.node) not in seen
+                  and isinstance(ev.node, A.Call) and ev.node.name.startswith(_MMA_PREFIXES)):
+                seen.add(id(ev.node))
+                write = unfenced[ev.buffer]
+                out.append(make_finding(
+                    _R["mma-proxy-fence"], path, kernel, ev.node,
+                    f"{ev.node.name} reads {ev.buffer} through the async proxy, but the generic-proxy writes "
+                    f"into it (line {write.node.span.line}) are not followed by fence_proxy_async",
                     [(write.node, f"generic write into {ev.buffer}")],
                     help=f"insert tl::fence_proxy_async(); before line "
                          f"{statement_of(kernel.func, ev.node).span.line} (after the writes into {ev.buffer} "

@@ -12,6 +12,7 @@ from .cpasync import CpAsyncAnalysis
 from .globalmem import GlobalHandoff
 from .kernel import KernelModel as KernelFacts
 from .mbarrier import MBarrierAnalysis
+from .named import CountMismatch, mismatches
 from .races import CrossRoleRaces
 
 
@@ -37,3 +38,8 @@ class KernelModel(KernelFacts):
     def global_handoff(self) -> GlobalHandoff:
         """Global memory handed between threads of one role of a block."""
         return GlobalHandoff(self)
+
+    @functools.cached_property
+    def named_barriers(self) -> list[CountMismatch]:
+        """Named barriers whose count does not match the threads that reach them (`model.named`)."""
+        return mismatches(list(self.trace.all_events()), [(r.lo, r.hi) for r in self.roles], self.trace.truncated)

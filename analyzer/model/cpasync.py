@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..cuda import ast as A
 from .intrinsics import HazardKind, K
 from .intrinsics import HazardKind as H
+from .named import overfull
 from .threads import cross_thread, different_values, stored_value, touch
 from .trace import Event
 from .wgmma import retired_before
@@ -425,7 +426,13 @@ class _Sim:
             reader[1] = True
         self.unfenced = []
 
-    on_named_sync = on_sync
+    def on_named_sync(self, ev: Event) -> None:
+        """`bar.sync id, n`: the role's threads that execute it, as a block barrier orders them,
+        unless more threads reach it than its count (`model.named.overfull`: the first `n` pass
+        together, whichever they are, so it orders no given pair)."""
+        if overfull(ev):
+            return
+        self.on_sync(ev)
 
     def on_warp_sync(self, ev: Event) -> None:
         """`__syncwarp(mask)`: orders the lanes in the mask of each warp, and no one else.  What

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from .intrinsics import ARRIVE_KINDS, EventKind, IssueKind, K
+from .named import overfull
 from .trace import Event
 from .wgmma import shares_warpgroup
 
@@ -330,11 +331,13 @@ class ProtocolSim:
         return self.rendezvous(r, "block", ev.mult, None, ev=ev)
 
     def on_named_sync(self, r: int, ev: Event) -> bool:
-        if id(ev.node) in self.disabled:
-            return True
+        if id(ev.node) in self.disabled or overfull(ev):
+            return True         # an overfull count orders no given pair (`model.named`)
         return self.rendezvous(r, ev.barrier, ev.mult, ev.value or None, ev=ev)
 
     def on_named_arrive(self, r: int, ev: Event) -> bool:
+        if overfull(ev):
+            return True
         return self.rendezvous(r, ev.barrier, ev.mult, ev.value or None, blocking=False, ev=ev)
 
     def live_readers(self, r: int) -> list[Reader]:
