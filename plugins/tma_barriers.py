@@ -18,6 +18,7 @@ from pipelint.lowering.sweep import LoweredVariant
 from pipelint.model import Event, KernelModel
 from pipelint.model.intrinsics import EXPECT_KINDS
 from pipelint.model.intrinsics import EventKind as K
+from pipelint.model.intrinsics import HazardKind as H
 from pipelint.model.intrinsics import IssueKind as I
 from pipelint.model.mbarrier import ProtocolIssue
 from pipelint.model.placement import after_in_loop, point, statement_after, statement_of
@@ -289,6 +290,49 @@ class StoreFence(KernelCheck):
         return _store_fences(kernel, path)
 
 
+class StoreWait(KernelCheck):
+    """Shared memory a TMA store may still be reading: written over, or left at exit, before the
+    issuing thread's `tma_store_wait` (`model.cpasync`, `H.WAR_BULK` / `H.EXIT_BULK`)."""
+
+    rule = Rule(
+        "tma-store-wait", "TmaStoreWait",
+        "Shared memory reused or released while a TMA store may still read it",
+        "`tl::tma_store` (cp.async.bulk) reads its shared-memory tile after the call returns, until "
+        "`tl::tma_store_arrive()` has committed it and the issuing thread's `tl::tma_store_wait<N>()` "
+        "has waited for that group. A store into the tile before then (the next tile's epilogue, by "
+        "any thread, the issuing one included), or the end of the kernel, may change or free bytes "
+        "the copy has not read yet.",
+        Severity.ERROR, "Commit the stores (`tl::tma_store_arrive()`), wait for them "
+        "(`tl::tma_store_wait<0>()`) in the issuing thread, and put a barrier between that wait and "
+        "the other threads' next stores into the tile.", ("correctness", "tma"),
+        rationale="A persistent kernel's epilogue reuses one shared tile for every output tile; without the "
+                  "wait, the next tile's stmatrix can overwrite the rows the previous TMA store is still "
+                  "sending to global memory, which corrupts the output only under some timings.")
+    hazards = (H.WAR_BULK, H.EXIT_BULK)
+    analyses = ("cp_async",)
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        out = []
+        for h in kernel.cp_async.bulk_hazards:
+            store = h.first
+            if h.kind == H.EXIT_BULK:
+                out.append(self.finding(
+                    path, kernel, store.node,
+                    f"the TMA store at line {store.node.span.line} may still be reading {h.buffer} when the "
+                    f"kernel ends: no tl::tma_store_wait completes its group",
+                    help=f"after line {store.node.span.line}: tl::tma_store_arrive(); tl::tma_store_wait<0>();"))
+                continue
+            out.append(self.finding(
+                path, kernel, h.second.node,
+                f"store into {h.buffer} at line {h.second.node.span.line} (iteration {h.second.where}) while the "
+                f"TMA store at line {store.node.span.line} (iteration {store.where}) may still be reading it: no "
+                f"tl::tma_store_wait of the issuing thread completes that store before it",
+                [(store.node, f"TMA store reading {h.buffer}")],
+                help=f"wait for the TMA store (tl::tma_store_wait<0>() after tl::tma_store_arrive()) and put a "
+                     f"barrier before line {h.second.node.span.line}"))
+        return out
+
+
 class MmaFence(KernelCheck):
     """Each wgmma / tcgen05 MMA that reads a shared operand must follow a proxy fence that follows
     the generic writes of that operand."""
@@ -384,8 +428,8 @@ class InitFence(_ProtocolCheck):
         return f"insert tl::{f['missing']}(); (then __syncthreads()) after the mbarrier inits, before line {line}"
 
 
-CHECKS = (ArrivalCount(), TxBytes(), Deadlock(), ReadBeforeWait(), Release(), StoreFence(), MmaFence(), NotAnalyzed(),
-          InitFence())
+CHECKS = (ArrivalCount(), TxBytes(), Deadlock(), ReadBeforeWait(), Release(), StoreFence(), StoreWait(), MmaFence(),
+          NotAnalyzed(), InitFence())
 RULES = tuple(c.rule for c in CHECKS)
 _R = {c.id: c.rule for c in CHECKS}
 

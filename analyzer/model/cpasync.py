@@ -92,6 +92,8 @@ _THREAD_EXACT = frozenset({H.RAW_UNSYNCED, H.WAR_UNSYNCED, H.RAW_PLAIN, H.WAR_PL
 _BYTE_EXACT = frozenset({H.RAW_INCOMPLETE, H.RAW_UNCOMMITTED, H.WAIT_UNCOMMITTED, H.GROUP_MERGED, H.DRAIN})
 # Hazards between plain (non-async) accesses: what only the plain simulation looks for.
 PLAIN_KINDS = frozenset({H.RAW_PLAIN, H.WAR_PLAIN, H.WAW_PLAIN})
+# A TMA store's read of shared memory still in flight (the plain simulation, `_Sim.on_tma_store`).
+BULK_KINDS = frozenset({H.WAR_BULK, H.EXIT_BULK})
 
 
 class _Sim:
@@ -128,6 +130,10 @@ class _Sim:
         self.log: list[int] = []                # instances of the recorded barriers, in order
         # (kind, first, second, warp, keywords, log position of the first side, of the second)
         self.candidates: list[tuple] = []
+        # TMA stores whose read of shared memory may still be in flight: reader entry (`_Range.
+        # readers`) by id -> (entry, its bulk async-group, None until a `tma_store_arrive`)
+        self.bulk: dict[int, tuple[list, int | None]] = {}
+        self.bulk_group = 0
 
     def ranges(self, ev: Event, create: bool) -> list[_Range]:
         """The pieces of shared memory an event touches.
@@ -323,7 +329,40 @@ class _Sim:
         else:
             self._drain(ev)
 
-    on_tma_store = on_smem
+    def on_tma_store(self, ev: Event) -> None:
+        """`tl::tma_store`: the bulk copy reads the shared tile asynchronously, after the call
+        returns, until the issuing thread's `tma_store_wait<N>` completes its group (PTX
+        `cp.async.bulk.wait_group.read`).  Until then no barrier orders the read before a store
+        into those bytes, by any thread, its own included (`H.WAR_BULK`); once complete it is an
+        ordinary read that the next barrier fences.  Outside the plain simulation, a read."""
+        if not self.plain:
+            self.on_smem(ev)
+            return
+        before = len(self.unfenced)
+        self.read(ev)
+        for entry in self.unfenced[before:]:
+            self.bulk[id(entry)] = (entry, None)
+        del self.unfenced[before:]
+
+    def on_tma_store_commit(self, ev: Event) -> None:
+        """`tl::tma_store_arrive` (`cp.async.bulk.commit_group`): the TMA stores since the last
+        one form a group."""
+        self.bulk_group += 1
+        for key, (entry, group) in list(self.bulk.items()):
+            if group is None:
+                self.bulk[key] = (entry, self.bulk_group)
+
+    def on_tma_store_wait(self, ev: Event) -> None:
+        """`tl::tma_store_wait<N>`: every committed group but the newest N has read its bytes;
+        their reads are ordinary reads from here on (the next barrier fences them)."""
+        if ev.value is None:
+            return
+        done = self.bulk_group - ev.value
+        for key, (entry, group) in list(self.bulk.items()):
+            if group is not None and group <= done:
+                del self.bulk[key]
+                entry[3] = len(self.log)
+                self.unfenced.append(entry)
 
     def _loop_carried(self, ev: Event) -> None:
         """A read in loops walked once: a later iteration's store by another thread (recorded
@@ -490,8 +529,13 @@ class _Sim:
             self.writes.append(w)
 
     def _war(self, readers: list, ev: Event, is_async: bool) -> None:
-        """A write over bytes read since: a race with every reader no barrier fenced."""
-        for reader, fenced, warp, since in readers:
+        """A write over bytes read since: a race with every reader no barrier fenced, and with
+        a TMA store still reading (whatever the barriers)."""
+        for entry in readers:
+            reader, fenced, warp, since = entry
+            if id(entry) in self.bulk:
+                self.hazard(H.WAR_BULK, reader, ev)
+                continue
             if reader.retired and retired_before(reader.threads, ev.threads):
                 continue     # the writer's own warpgroup_wait completed the wgmma's reads
             if not fenced and reader.node is not ev.node \
@@ -558,6 +602,8 @@ class _Sim:
         return len(states) > 1
 
     def at_exit(self) -> None:
+        for entry, _ in self.bulk.values():
+            self.hazard(H.EXIT_BULK, entry[0], entry[0])
         for w in self.pending:
             self.hazard(H.EXIT_UNCOMMITTED, w.event, w.event)
         for w in self.writes:
@@ -610,6 +656,11 @@ class CpAsyncAnalysis:
     def plain_hazards(self) -> list[Hazard]:
         """Races between plain accesses of different threads of one role (`PLAIN_KINDS`)."""
         return [h for found in self.plain_base for h in found.values() if h.kind in PLAIN_KINDS]
+
+    @functools.cached_property
+    def bulk_hazards(self) -> list[Hazard]:
+        """Shared memory a TMA store may still be reading, overwritten or left at exit (`BULK_KINDS`)."""
+        return [h for found in self.plain_base for h in found.values() if h.kind in BULK_KINDS]
 
     @functools.cached_property
     def sync_nodes(self) -> list[A.Node]:
@@ -812,6 +863,8 @@ _SIM_HANDLERS = {
     K.TMA_LOAD: _Sim.on_tma_load,
     K.SMEM: _Sim.on_smem,
     K.TMA_STORE: _Sim.on_tma_store,
+    K.TMA_STORE_COMMIT: _Sim.on_tma_store_commit,
+    K.TMA_STORE_WAIT: _Sim.on_tma_store_wait,
     K.COMMIT: _Sim.on_commit,
     K.WAIT: _Sim.on_wait,
     K.SYNC: _Sim.on_sync,

@@ -75,6 +75,8 @@ class HazardKind(StrEnum):
     DRAIN = "drain"                          # synchronous write over a copy still in flight
     EXIT_UNCOMMITTED = "exit-uncommitted"
     EXIT_IN_FLIGHT = "exit-in-flight"
+    WAR_BULK = "war-bulk"                    # store over bytes a TMA store may still be reading
+    EXIT_BULK = "exit-bulk"                  # the kernel ends while a TMA store may still read
 
 
 class IssueKind(StrEnum):
