@@ -41,3 +41,39 @@ def _findings(path: Path) -> list[tuple[str, str, int]]:
 ])
 def test_replicated_stores_are_decided_on_their_values(path, expected):
     assert _findings(path) == expected
+
+
+def _edited(name: str, line: int, old: str, new: str) -> str:
+    lines = (KERNELS / name).read_text().splitlines()
+    assert old in lines[line - 1]
+    lines[line - 1] = lines[line - 1].replace(old, new)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("name, line, old, new", [
+    # a plain vector store whose XOR swizzle lost `threadIdx.x & 1`: threads 2k and 2k+1 store
+    # *(uint4*)(Q + ...) of different rows into the same 16 bytes (held-out planted defect; a note
+    # "values cannot be compared" before)
+    ("flash_attn_fwd_sm_80_s3.cu", 44, "+ (((int)threadIdx.x) & 1)) & 1) * 8)))", "+ 0) & 1) * 8)))"),
+    # the same through cp.async: the copy's source `&A[...]` differs between the two (silent before)
+    ("gemm_f16_sm_80_s3.cu", 67, "+ (((int)threadIdx.x) & 1)) & 1) * 8))]))", "+ 0) & 1) * 8))]))"),
+])
+def test_copies_of_different_elements_into_one_place_race(tmp_path: Path, name: str, line: int, old: str,
+                                                           new: str) -> None:
+    path = tmp_path / name
+    path.write_text(_edited(name, line, old, new))
+    assert [f for f in _findings(path) if f[1] == "error"] == [("shared-write-race", "error", line)]
+
+
+def test_copied_address_is_the_element_copied_or_nothing() -> None:
+    from pipelint.cuda import parse
+    from pipelint.model.threads import copied_address
+
+    text = ("extern \"C\" __global__ void k(half_t* __restrict__ A, float* r) {\n"
+            "  float x = 0; s[0] = A[t]; s[1] = *(uint4*)(A + t); s[2] = (float)A[t] + 1.0f;"
+            " s[3] = *(uint4*)(&A[t]); s[4] = x;\n}\n")
+    [func] = parse(text).unit.kernels()
+    values = [n.value for n in func.body.walk() if type(n).__name__ == "Assign"]
+    found = [copied_address(v, frozenset({"x"})) for v in values]
+    assert [f is not None for f in found] == [True, True, False, True, False]
+    assert {f[0] for f in found if f is not None} == {found[0][0]}      # one array, A, each time

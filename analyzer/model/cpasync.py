@@ -208,7 +208,7 @@ class _Sim:
             self.hazards[h.key] = h
 
     def replicated_store(self, ev: Event) -> None:
-        """One store that several threads execute onto the same bytes.
+        """One store (or cp.async) that several threads execute onto the same bytes.
 
         TileLang replicates a store when a tile has fewer elements than threads
         (`A_shared[tk] = A[bk * 128 + tk]` run by every thread): the threads write the
@@ -223,6 +223,8 @@ class _Sim:
         key = (id(ev.node), ev.lanes.points, ev.lanes.ranges, ev.lanes.threads)
         if key not in memo:
             value = stored_value(ev.node)
+            if ev.kind == K.CP_ASYNC and value is not None:
+                value = A.Unary("*", value, value.span)     # a copy stores what its source holds
             memo[key] = different_values(ev.lanes, ev.lanes, (value, value), self.model.index.memo["eval"],
                                          self.model.registers, definitions=self.model.definitions)
         verdict = memo[key]
@@ -311,6 +313,8 @@ class _Sim:
     # ---------------------------------------------------------------- events
     def on_cp_async(self, ev: Event) -> None:
         self.write(ev, is_async=True)
+        if self.plain and ev.lanes is not None and not ev.lanes.collective and not ev.possible:
+            self.replicated_store(ev)       # two threads copying into the same bytes
 
     def on_tma_load(self, ev: Event) -> None:
         if self.plain:

@@ -72,26 +72,28 @@ def mismatches(events: list[Event], role_spans: list[tuple[int, int]],
     per_id: dict[int, list[list[tuple[Event, ThreadSet]]]] = {}
     unsure: set[int] = set()
     for ev in events:
-        if ev.kind not in NAMED_KINDS or ev.barrier is None or not isinstance(ev.barrier[1], int):
+        ident = _constant_id(ev)
+        if ident is None:
             continue
-        ident = ev.barrier[1]
-        if ident < 0:
-            continue                            # the id is not a constant
-        lo, hi = role_spans[ev.role]
-        threads = event_threads(ev, lo, hi)
+        threads = event_threads(ev, *role_spans[ev.role])
         if overfull(ev) and id(ev.node) not in seen:
             seen.add(id(ev.node))
             out.append(CountMismatch("overfull", ev, ident, ev.value or 0, threads))
         if not ev.value or ev.uncertain or ev.once:
             unsure.add(ident)          # an unknown count, a guess of the threads, a loop walked once
-        roles = per_id.setdefault(ident, [[] for _ in role_spans])
-        roles[ev.role].append((ev, threads))
-    if truncated:
-        return out
-    for ident, sequences in per_id.items():
-        if ident not in unsure:
-            out.extend(_hangs(ident, sequences))
+        per_id.setdefault(ident, [[] for _ in role_spans])[ev.role].append((ev, threads))
+    if not truncated:
+        for ident, sequences in per_id.items():
+            if ident not in unsure:
+                out.extend(_hangs(ident, sequences))
     return out
+
+
+def _constant_id(ev: Event) -> int | None:
+    """The barrier id of a named-barrier event, where it is a constant."""
+    if ev.kind not in NAMED_KINDS or ev.barrier is None or not isinstance(ev.barrier[1], int):
+        return None
+    return ev.barrier[1] if ev.barrier[1] >= 0 else None
 
 
 def _hangs(ident: int, sequences: list[list[tuple[Event, ThreadSet]]]) -> list[CountMismatch]:
@@ -99,9 +101,7 @@ def _hangs(ident: int, sequences: list[list[tuple[Event, ThreadSet]]]) -> list[C
 
     Proof: the arrivals with some count `n` are not a multiple of `n`, or fewer than `n` distinct
     threads ever arrive with it (a thread arrives once per generation): whatever the schedule, a
-    generation is left short.  Place: the roles' arrivals are formed into generations in program
-    order, a thread at most once per generation and one count per generation (`bar.sync` with two
-    counts in one generation is undefined), and the first generation left short is reported."""
+    generation is left short.  Place: `_stuck_generation`."""
     totals: dict[int, int] = {}
     union: dict[int, ThreadSet] = {}
     for seq in sequences:
@@ -112,28 +112,50 @@ def _hangs(ident: int, sequences: list[list[tuple[Event, ThreadSet]]]) -> list[C
     short = {n for n, total in totals.items() if n and (total % n or count(union[n]) < n)}
     if not short:
         return []
+    stuck = _stuck_generation(sequences)
+    if stuck is None or stuck.needed not in short:
+        return []
+    ev, _ = stuck.events[-1]
+    return [CountMismatch("hang", ev, ident, stuck.needed, stuck.threads, totals[stuck.needed],
+                          count(union[stuck.needed]))]
+
+
+@dataclass
+class _Generation:
+    """The arrivals of one generation of a named barrier while it forms."""
+
+    events: list[tuple[Event, ThreadSet]]
+    threads: ThreadSet = 0
+    arrived: int = 0
+    needed: int = 0
+
+    def takes(self, n: int, threads: ThreadSet) -> bool:
+        """Whether an arrival of `threads` with count `n` may join: an empty generation takes
+        anyone; else one count per generation, each thread once, never past the count."""
+        return not self.events or (n == self.needed and not threads & self.threads
+                                   and self.arrived + count(threads) <= n)
+
+
+def _stuck_generation(sequences: list[list[tuple[Event, ThreadSet]]]) -> _Generation | None:
+    """The roles' arrivals formed into generations in program order (each role's next arrival
+    joins the open generation when it may, `_Generation.takes`); the generation left open when
+    no role can move, or None when every arrival found a complete one."""
     heads = [0] * len(sequences)
-    gen: list[tuple[Event, ThreadSet]] = []
-    gen_threads = gen_sum = gen_n = 0
+    gen = _Generation([])
     moved = True
     while moved:
         moved = False
         for r, seq in enumerate(sequences):
-            while heads[r] < len(seq):
+            while heads[r] < len(seq) and gen.takes(seq[heads[r]][0].value or 0, seq[heads[r]][1]):
                 ev, threads = seq[heads[r]]
-                n, c = ev.value or 0, count(threads)
-                if gen and (n != gen_n or threads & gen_threads or gen_sum + c > n):
-                    break                  # waits for the open generation to complete
                 heads[r] += 1
                 moved = True
-                rest = c % n if not gen else c
+                n, c = ev.value or 0, count(threads)
+                rest = c % n if not gen.events else c
                 if not rest:
                     continue               # whole generations of its own (overfull: reported apart)
-                gen.append((ev, threads))
-                gen_threads, gen_sum, gen_n = gen_threads | threads, gen_sum + rest, n
-                if gen_sum == n:
-                    gen, gen_threads, gen_sum, gen_n = [], 0, 0, 0
-    if not gen or gen_n not in short:
-        return []
-    ev, _ = gen[-1]
-    return [CountMismatch("hang", ev, ident, gen_n, gen_threads, totals[gen_n], count(union[gen_n]))]
+                gen.events.append((ev, threads))
+                gen.threads, gen.arrived, gen.needed = gen.threads | threads, gen.arrived + rest, n
+                if gen.arrived == n:
+                    gen = _Generation([])
+    return gen if gen.events else None

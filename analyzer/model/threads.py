@@ -320,7 +320,66 @@ def different_values(a: LaneRecipe, b: LaneRecipe, values: tuple[A.Expr | None, 
     verdict = decide(a, b, shift, opaque, values=values)[0]
     if verdict is None and va is not None and vb is not None:
         verdict = _differ_through_memory(a, b, va, vb, opaque, registers, shift, definitions)
+    if verdict is None and va is not None and vb is not None:
+        verdict = _copies_of_different_elements(a, b, va, vb, opaque, registers, shift)
     return verdict
+
+
+def copied_address(value: A.Expr, registers: frozenset[str]) -> tuple[str, A.Expr] | None:
+    """Where a stored value is copied from when it is one element of memory and nothing else:
+    `A[i]` (the base's shape and the index), `*(uint4*)(A + i)` (the pointer), casts around
+    either; None for anything computed, and for a base held in a register."""
+    from .evaluate import shape
+
+    while isinstance(value, A.Cast):
+        value = value.operand
+    if isinstance(value, A.Index):
+        base = value.base
+        while isinstance(base, A.Cast):
+            base = base.operand
+        if isinstance(base, A.Name) and base.ident not in registers:
+            return shape(base), value.index
+        return None
+    if isinstance(value, A.Unary) and value.op == "*":
+        return _pointed(value.operand, registers)
+    return None
+
+
+def _pointed(pointer: A.Expr, registers: frozenset[str]) -> tuple[str, A.Expr] | None:
+    """`A + i`, `i + A`, `&A[i]` (casts around them): the base's shape and the index."""
+    from .evaluate import shape
+
+    while isinstance(pointer, A.Cast):
+        pointer = pointer.operand
+    if isinstance(pointer, A.Unary) and pointer.op == "&":
+        return copied_address(pointer.operand, registers)
+    if isinstance(pointer, A.Binary) and pointer.op == "+":
+        for base, index in ((pointer.left, pointer.right), (pointer.right, pointer.left)):
+            while isinstance(base, A.Cast):
+                base = base.operand
+            if isinstance(base, A.Name) and base.ident not in registers and not (
+                    isinstance(index, A.Name) and index.ident == base.ident):
+                return shape(base), index
+    return None
+
+
+def _copies_of_different_elements(a: LaneRecipe, b: LaneRecipe, va: A.Expr, vb: A.Expr, opaque,
+                                  registers: frozenset[str], shift: int) -> bool | None:
+    """Two threads that store *copies* of memory into a common byte: a copy of one element each
+    (`S[tx >> 1] = A[tx]`, a cp.async whose source is `A + 8 * tx`).  Where, at some collision, the
+    two copy *different* elements (different addresses of one array), the bytes end up holding
+    whichever lands last: a write-write race (True), since no tiling copies two elements into one
+    place; the same element at every collision is a replicated copy (`_differ_through_memory`).
+    None where either value is not such a copy, or the addresses do not translate."""
+    from .presburger import decide
+
+    ca, cb = copied_address(va, registers), copied_address(vb, registers)
+    if ca is None or cb is None or ca[0] != cb[0]:
+        return None
+    found = decide(a, b, shift, opaque, values=(ca[1], cb[1]), same_point=registers)[0]
+    if found is None:       # not Presburger (a swizzle): the bit-vector solver, names as parameters
+        found = decide(a, b, shift, opaque, values=(ca[1], cb[1]))[0]
+    return True if found else None
 
 
 def _differ_through_memory(a: LaneRecipe, b: LaneRecipe, va: A.Expr, vb: A.Expr, opaque, registers: frozenset[str],
