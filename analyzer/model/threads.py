@@ -325,7 +325,7 @@ def different_values(a: LaneRecipe, b: LaneRecipe, values: tuple[A.Expr | None, 
     return verdict
 
 
-def copied_address(value: A.Expr, registers: frozenset[str]) -> tuple[str, A.Expr] | None:
+def copied_address(value: A.Expr, registers: frozenset[str]) -> tuple[object, A.Expr] | None:
     """Where a stored value is copied from when it is one element of memory and nothing else:
     `A[i]` (the base's shape and the index), `*(uint4*)(A + i)` (the pointer), casts around
     either; None for anything computed, and for a base held in a register."""
@@ -345,7 +345,7 @@ def copied_address(value: A.Expr, registers: frozenset[str]) -> tuple[str, A.Exp
     return None
 
 
-def _pointed(pointer: A.Expr, registers: frozenset[str]) -> tuple[str, A.Expr] | None:
+def _pointed(pointer: A.Expr, registers: frozenset[str]) -> tuple[object, A.Expr] | None:
     """`A + i`, `i + A`, `&A[i]` (casts around them): the base's shape and the index."""
     from .evaluate import shape
 
