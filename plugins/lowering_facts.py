@@ -125,7 +125,12 @@ def _finding(rule_id: str, v, message: str, severity=None) -> Finding:
 
 def _planner(v):
     n = v.num_stages
-    loops = v.pipelined_loops
+    # A loop whose `T.Pipelined` names its own `order`/`stage` and no `num_stages` is the author's
+    # plan: TileLang's planner does not run on it (`tl_pipelined_num_stages` is unset) and the
+    # sweep's num_stages does not reach it, so there is nothing to compare it with.
+    loops = [lp for lp in v.pipelined_loops
+             if lp.get("tl_pipelined_num_stages") is not None or not lp.get("software_pipeline_stage")
+             or "tl_pipelined_num_stages" not in lp]
     if n == 0:
         return [_finding("planner-stages", v, f"num_stages=0 but the loop over {lp['loop_var']} still has "
                          f"a pipeline plan {lp['software_pipeline_stage']}") for lp in loops]

@@ -495,11 +495,17 @@ class _Sim:
     def on_cp_async_arrive(self, ev: Event) -> None:
         """cp.async.mbarrier.arrive: the thread's pending copies are tracked by an mbarrier
         phase instead of a commit group; whoever waits on that phase sees them (the mbarrier
-        model's business), so they are neither uncommitted nor in flight at exit here."""
+        model's business), so they are neither uncommitted nor in flight at exit here.  It tracks
+        *every* cp.async the thread issued before it, committed or not (PTX ISA,
+        cp.async.mbarrier.arrive: "all prior cp.async operations initiated by the executing
+        thread"): a group committed before the arrival is tracked too."""
         for w in self.pending:
             w.group = TRACKED_BY_MBARRIER
             w.complete = w.visible = True
         self.pending = []
+        for w in self.writes:
+            if w.is_async and not w.complete and w.group is not None:
+                w.complete = w.visible = True
         self.writes = [w for w in self.writes if not w.visible]
 
     # mbarrier initialisation must be visible before any thread uses the barrier

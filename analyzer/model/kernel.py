@@ -402,10 +402,12 @@ class KernelModel:
         """(N of the first `cp_async_wait<N>` in a steady-state iteration, cp.async commit groups
         per iteration), or None without a cp.async pipeline.
 
-        The steady-state iteration is the middle one of the outermost pipelined loop
-        (neither prologue- nor drain-like); N // groups is the number of stages in flight."""
+        The steady-state iteration is the middle one of the innermost loop whose iterations both
+        commit and wait (`_steady_group_iteration`: a pipeline inside a plain loop over heads
+        has its prologue commits and drain waits in the outer loop's iterations); N // groups is
+        the number of stages in flight."""
         events = self.trace.events[0] if self.trace.events else []
-        middle = self._steady_iteration(events)
+        middle = _steady_group_iteration(events)
         if middle is None:
             return None
         in_it = [e for e in events if e.iteration == middle]
@@ -465,3 +467,22 @@ class KernelModel:
     def origin(self, node: A.Node) -> Origin | None:
         """The TileLang Python position of a node, through `#line`."""
         return self.lines.origin(node.span.line) if self.lines else None
+
+
+def _steady_group_iteration(events: list[Event]) -> tuple | None:
+    """The middle iteration of the innermost loop whose iterations hold both a commit and a wait
+    of their own (events at exactly that iteration): with the outer loops at their middle value,
+    the middle one of its own values."""
+    kinds: dict[tuple, set] = {}
+    for e in events:
+        if e.iteration and e.kind in (K.COMMIT, K.WAIT):
+            kinds.setdefault(e.iteration, set()).add(e.kind)
+    its = [it for it, found in kinds.items() if len(found) == 2]
+    if not its:
+        return None
+    depth = max(len(it) for it in its)
+    its = sorted((it for it in its if len(it) == depth), key=lambda it: [v for _, v in it])
+    prefixes = sorted({it[:-1] for it in its}, key=lambda p: [v for _, v in p])
+    outer = prefixes[len(prefixes) // 2]
+    inner = [it for it in its if it[:-1] == outer]
+    return inner[len(inner) // 2]
