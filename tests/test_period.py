@@ -101,3 +101,25 @@ extern "C" __global__ void f(float* out) {
     # the counter, its copy and what is computed from it; the nested loop whose bounds change
     # with k (j); not the constant store, the float register or the nested loop with fixed bounds
     assert stepped(loop, "k", registers) == {"k", "cnt", "c", "s", "j"}
+
+
+def test_a_branch_on_the_loop_variable_past_the_prefix_is_simulated_with_its_own_values() -> None:
+    """Held-out planted defects: `if (k != 25) __syncthreads();` in a 32-iteration loop of period 3
+    was never walked at k = 25 (a prefix of 3 periods stood for the loop).  The walk now takes the
+    prefix, the periods around every point where such a branch changes, and the last period, and
+    skips only whole periods in which no branch changes (the state repeats)."""
+    from pipelint.cuda import parse
+    from pipelint.model import KernelModel
+
+    text = (KERNELS / "gemm_f16_sm_80_s3.cu").read_text().splitlines()
+    assert text[61].strip() == "__syncthreads();"
+    text[61] = "    if (k != 25) { __syncthreads(); }"
+    parsed = parse("\n".join(text) + "\n")
+    [func] = parsed.unit.kernels()
+    model = KernelModel(func, parsed.lines, parsed.registry)
+    [loop] = [info for info in model.trace.loops.values() if info.var == "k"]
+    walked = sorted({v for ev in model.trace.events[0] for lid, v in ev.iteration if lid == id(loop.node)})
+    assert {24, 25, 26, 29} <= set(walked) and loop.simulated == len(walked) < loop.trip
+    period = model.period
+    for a, b in zip(walked, walked[1:]):
+        assert (b - a - 1) % period == 0          # only whole periods are skipped

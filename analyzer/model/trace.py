@@ -49,6 +49,7 @@ from .wgmma import points as wgmma_points
 
 MAX_EVENTS = 200_000   # per role; a bigger kernel is analysed up to here
 MAX_GUARD_POINTS = 1 << 16   # thread x loop-point evaluations of one guard
+MAX_WHOLE = 256      # a loop with branches on its variable that cannot be placed is simulated whole up to here
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +216,25 @@ def _uncast(e: A.Expr) -> A.Expr:
     return e
 
 
+def _unconditional_pipeline_op(node: A.Node, var: str) -> bool:
+    """Whether a pipeline operation (`PIPELINE_KINDS`) in `node` runs without a branch on `var`
+    around it."""
+    if isinstance(node, A.If) and mentions(node.cond, {var}):
+        return False
+    if isinstance(node, A.Call):
+        intr = call_kind(node)
+        if intr is not None and intr.kind in PIPELINE_KINDS:
+            return True
+    return any(_unconditional_pipeline_op(child, var) for child in node.children() if isinstance(child, A.Node))
+
+
+def _branches(node: A.Node) -> Iterator[A.If]:
+    """The `if` statements inside a loop body, nested ones included."""
+    for n in node.walk():
+        if isinstance(n, A.If):
+            yield n
+
+
 def _loop_bounds(loop: A.For) -> tuple[str, A.Expr, A.Expr, bool] | None:
     """(var, start, end, inclusive) for `for (int v = a; v < b; ++v)`, whatever a and b are."""
     init = loop.init
@@ -346,6 +366,7 @@ class TraceBuilder:
         self.launch = Launch(self.uniform)       # the blocks a launch covers (its range guards)
         self.pointer_args = frozenset(p.name for p in func.params if p.name and "*" in p.type)
         self._global_stmts: dict[int, bool] = {}
+        self._rotating: dict[int, bool] = {}
 
     def touches_global(self, node: A.Node) -> bool:
         """Whether a statement names a pointer argument of the kernel (global memory)."""
@@ -505,6 +526,75 @@ class TraceBuilder:
         """One period for all pipelined loops, so producer and consumer loops stay in step."""
         return pipeline_period(self.kinds, self.global_params, frozenset(p.name for p in self.func.params if p.name))
 
+    @functools.cached_property
+    def breakpoints(self) -> dict[int, frozenset[int] | None]:
+        """Per trip count, the iterations (counted from each loop's start) at which a branch inside
+        a loop of that count changes its outcome (`if (k != 25)`, `if (k_1 < 31)`): the simulation
+        must run them with their own values, since the pipeline state after them need not repeat
+        with the period.  Keyed by the count, so that a producer loop and its consumer loop (the
+        same count) are simulated at the same iterations and stay in step.  None for a count where
+        a branch on a loop variable cannot be evaluated from the variable alone (it also reads a
+        block index, a register or memory): such loops are simulated whole, up to `MAX_WHOLE`."""
+        found: dict[int, frozenset[int] | None] = {}
+        for loop in self.kinds.fors:
+            header = self.header(loop)
+            if header is None or not (self.kinds.of(loop.body) & CONTROL_KINDS):
+                continue
+            var, start, trip = header
+            points = found.setdefault(trip, frozenset())
+            if points is None:
+                continue
+            for branch in _branches(loop.body):
+                if not (mentions(branch.cond, {var}) and self.kinds.of(branch) & CONTROL_KINDS):
+                    continue
+                outcomes = [self.eval(branch.cond, {var: start + n}) for n in range(min(trip, MAX_WHOLE) + 1)]
+                if None in outcomes:
+                    found[trip] = points = None
+                    break
+                points = points | {n for n in range(1, len(outcomes)) if bool(outcomes[n]) != bool(outcomes[n - 1])}
+            if points is not None:
+                found[trip] = points
+        return found
+
+    def iterations(self, trip: int) -> list[int] | None:
+        """The iterations (from the loop's start) a loop of `trip` iterations is simulated at, or
+        None for all of them.  Slots and parities repeat with the period, so a prefix of three
+        periods congruent to the trip count ends in the state of the whole loop.  Where a branch
+        changes at some iteration (`breakpoints`), the walk takes three periods, the periods around
+        each breakpoint and the last period, entering each stretch at an iteration congruent to
+        where it left off: every skipped stretch is a whole number of periods in which no branch
+        changes."""
+        period = self.period
+        if trip <= 4 * period + 4:
+            return None
+        points = self.breakpoints.get(trip, frozenset())
+        if points is None:
+            return None if trip <= MAX_WHOLE else list(range(3 * period + trip % period))
+        if not any(b < trip for b in points):
+            return list(range(3 * period + trip % period))      # the prefix congruent to the count
+        keep = set(range(3 * period)) | set(range(trip - period, trip))
+        for b in points:
+            if b < trip:
+                keep.update(range(max(0, b - period), min(trip, b + 2 * period)))
+        values: list[int] = []
+        for n in sorted(keep):
+            if values and n - values[-1] > 1:
+                gap = n - values[-1] - 1
+                values.extend(range(values[-1] + 1, values[-1] + 1 + gap % period))   # whole periods skipped
+            values.append(n)
+        return values
+
+    def rotates(self, loop: A.For, var: str) -> bool:
+        """Whether a loop inside a pipelined loop is a pipeline dimension of its own: some pipeline
+        operation in it runs at every iteration.  An inner loop over a tile's k-chunks that
+        arrives on the outer iteration's barrier at one of its steps only (`if (ki == 1)
+        bar[k & 1].arrive()`) releases the outer iteration's slot once; its variable selects no
+        slot (its chunks are offsets within one)."""
+        found = self._rotating.get(id(loop))
+        if found is None:
+            found = self._rotating[id(loop)] = _unconditional_pipeline_op(loop.body, var)
+        return found
+
     def header(self, loop: A.For) -> tuple[str, int, int] | None:
         """`_loop_header` of a loop under this build's trip count, once per loop (loops inside
         unrolled loops are reached many times)."""
@@ -601,7 +691,7 @@ class _RoleWalker:
             self.walk_once(loop, header, env, mult, it, guarded)
             return
         var, start, trip = header
-        pipelined = bool(kinds & PIPELINE_KINDS)
+        pipelined = bool(kinds & PIPELINE_KINDS) and (not it or self.b.rotates(loop, var))
         if not (kinds & CONTROL_KINDS):
             # Only data movement (e.g. the unrolled cp.async of one tile): its
             # iterations touch the same stage slot, so one walk stands for all.
@@ -612,19 +702,17 @@ class _RoleWalker:
             self.loop_stack.pop()
             _restore(env, var, saved)
             return
-        simulated = trip
-        period = self.b.period
-        if trip > 4 * period + 4:
-            # Slots and parities repeat with `period`; a prefix congruent to the
-            # trip count ends in the same state as the full loop.  The work is
-            # bounded by the period, never by a count read from the input.
-            simulated = 3 * period + (trip % period)
+        # Slots and parities repeat with the period: a prefix, the breakpoints' neighbourhoods and
+        # the last iterations stand for the whole loop (`TraceBuilder.iterations`).  The work is
+        # bounded by the period and the branches, never by a count read from the input.
+        steps = self.b.iterations(trip)
+        values = range(start, start + trip) if steps is None else [start + n for n in steps]
         self.b.loops.setdefault(id(loop), LoopInfo(
-            loop, var, start, trip, simulated, pipelined, runtime=is_runtime_bound(loop)))
+            loop, var, start, trip, len(values), pipelined, runtime=is_runtime_bound(loop)))
         if pipelined:
             self.pipeline_vars.add(var)
         saved = env.get(var, _UNSET)
-        for value in range(start, start + simulated):
+        for value in values:
             if self.b.truncated:
                 break
             inner_it = it + ((id(loop), value),) if pipelined else it
