@@ -354,6 +354,48 @@ class MmaFence(KernelCheck):
         return _mma_fences(kernel, path)
 
 
+class WgmmaCommit(KernelCheck):
+    """A wgmma whose group no `warpgroup_commit_batch` closes before a `warpgroup_wait` (or the
+    end of the kernel): the wait does not wait for it (`_wgmma_sync`)."""
+
+    rule = Rule(
+        "wgmma-commit", "WgmmaCommit",
+        "warpgroup_wait does not wait for an uncommitted wgmma",
+        "`wgmma.wait_group N` (`tl::warpgroup_wait<N>`, `tl::wait_wgmma<N>`) waits for committed "
+        "wgmma groups only. A `wgmma.mma_async` issued after the last `wgmma.commit_group` "
+        "(`tl::warpgroup_commit_batch`) is in no group: the wait returns while it may still read "
+        "its shared-memory operands and write its accumulators, so a release of the operand's "
+        "slot or a read of the accumulators after the wait races with it.",
+        Severity.ERROR, "Emit `tl::warpgroup_commit_batch()` after the wgmmas and before the wait.",
+        ("correctness", "wgmma"),
+        rationale="The commit is what makes a batch of wgmmas waitable; without it a consumer releases a "
+                  "TMA slot, or reads its accumulators, while the tensor cores are still working on them.")
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        return [f for f in _wgmma_sync(kernel, path) if f.rule == self.id]
+
+
+class WgmmaFence(KernelCheck):
+    """A wgmma with no `warpgroup_arrive` (wgmma.fence) before it since the kernel's start or the
+    last `warpgroup_wait` (`_wgmma_sync`)."""
+
+    rule = Rule(
+        "wgmma-fence", "WgmmaFence",
+        "wgmma issued without warpgroup_arrive (wgmma.fence) before it",
+        "PTX requires `wgmma.fence` (`tl::warpgroup_arrive()`) before the first `wgmma.mma_async` of "
+        "a warp group and between any access of the accumulator or A-fragment registers by the "
+        "threads and a wgmma that uses them. After a `warpgroup_wait` the threads may read and write "
+        "the accumulators, so the next wgmma needs a fence again; without it the wgmma may read "
+        "registers before the threads' writes to them.",
+        Severity.ERROR, "Emit `tl::warpgroup_arrive()` before each batch of wgmmas, as TileLang does.",
+        ("correctness", "wgmma"),
+        rationale="The fence orders the warp group's register accesses before the asynchronous MMA; "
+                  "a missing one lets the MMA see stale accumulators (cleared, rescaled) or A fragments.")
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        return [f for f in _wgmma_sync(kernel, path) if f.rule == self.id]
+
+
 class NotAnalyzed(_ProtocolCheck):
     """Barriers the protocol simulation does not check (cluster scope, an unmodelled callee)."""
 
@@ -429,7 +471,7 @@ class InitFence(_ProtocolCheck):
 
 
 CHECKS = (ArrivalCount(), TxBytes(), Deadlock(), ReadBeforeWait(), Release(), StoreFence(), StoreWait(), MmaFence(),
-          NotAnalyzed(), InitFence())
+          WgmmaCommit(), WgmmaFence(), NotAnalyzed(), InitFence())
 RULES = tuple(c.rule for c in CHECKS)
 _R = {c.id: c.rule for c in CHECKS}
 
@@ -597,4 +639,62 @@ def _mma_fences(kernel, path):
                     help=f"insert tl::fence_proxy_async(); before line "
                          f"{statement_of(kernel.func, ev.node).span.line} (after the writes into {ev.buffer} "
                          f"and the barrier that gathers them)"))
+    return out
+
+
+def _is_wgmma(ev: Event) -> bool:
+    return (ev.kind == K.SMEM and ev.access == "read" and not ev.retired and isinstance(ev.node, A.Call)
+            and ev.node.name.startswith("tl::wgmma_"))
+
+
+def _wgmma_sync(kernel, path):
+    """Per role, in program order: each wgmma needs a `warpgroup_arrive` since the start or the
+    last `warpgroup_wait` (wgmma-fence), and a `warpgroup_commit_batch` before the next wait and
+    before the end (wgmma-commit).  Found once per statement; memoised on the model (both rules
+    read it)."""
+    memo = kernel.index.memo.setdefault("wgmma_sync", {})
+    key = (path, id(kernel.trace))
+    if key in memo and memo[key][0] is kernel.trace:
+        return memo[key][1]
+    out, seen = [], set()
+    for events in kernel.trace.events:
+        fenced, waited = False, False
+        open_: list[Event] = []
+        for ev in events:
+            if ev.kind == K.WGMMA_FENCE:
+                fenced = True
+            elif ev.kind == K.WGMMA_COMMIT:
+                open_ = []
+            elif ev.kind == K.WGMMA_WAIT:
+                if open_ and ("commit", id(ev.node)) not in seen:
+                    seen.add(("commit", id(ev.node)))
+                    first = open_[0]
+                    out.append(make_finding(
+                        _R["wgmma-commit"], path, kernel, ev.node,
+                        f"{ev.node.name} does not wait for the wgmma at line {first.node.span.line}: no "
+                        f"warpgroup_commit_batch closes its group before the wait, so it may still read "
+                        f"{first.buffer} and write its accumulators after it",
+                        [(first.node, "wgmma in no committed group")],
+                        help=f"insert tl::warpgroup_commit_batch(); before line {ev.node.span.line}"))
+                fenced, waited = False, True
+            elif _is_wgmma(ev):
+                open_.append(ev)
+                if not fenced and ("fence", id(ev.node)) not in seen:
+                    seen.add(("fence", id(ev.node)))
+                    out.append(make_finding(
+                        _R["wgmma-fence"], path, kernel, ev.node,
+                        f"{ev.node.name} is issued with no tl::warpgroup_arrive() (wgmma.fence) since "
+                        f"{'the last warpgroup_wait' if waited else 'the start of the kernel'}: "
+                        f"the threads' accesses to its accumulator and fragment registers are not ordered before it",
+                        help=f"insert tl::warpgroup_arrive(); before line "
+                             f"{statement_of(kernel.func, ev.node).span.line}"))
+        if open_ and ("end", id(open_[0].node)) not in seen:
+            seen.add(("end", id(open_[0].node)))
+            out.append(make_finding(
+                _R["wgmma-commit"], path, kernel, open_[0].node,
+                f"the wgmma at line {open_[0].node.span.line} is never committed "
+                f"(warpgroup_commit_batch) nor waited for: nothing orders its reads of {open_[0].buffer} "
+                f"and its accumulator writes before what follows",
+                help="commit the batch (tl::warpgroup_commit_batch()) and wait for it (tl::warpgroup_wait<0>())"))
+    memo[key] = (kernel.trace, out)
     return out

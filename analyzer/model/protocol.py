@@ -177,6 +177,10 @@ class ProtocolSim:
         self.handed_vc: dict[tuple[Barrier, int], list[int]] = {}
         self.disabled: frozenset[int] = frozenset()      # barrier nodes treated as absent
         self.recorder: AccessRecorder | None = None
+        # each role's cp.async copies not yet complete, with their commit group (None: none yet):
+        # a copy's write is recorded where it completes, not where it is issued (`on_copy`)
+        self.copies: list[list[list]] = [[] for _ in range(n)]
+        self.commits = [0] * n
 
     # ------------------------------------------------------------------ driver
     def run(self) -> list[ProtocolIssue]:
@@ -194,7 +198,54 @@ class ProtocolSim:
             if not progress:
                 self.issues.extend(self.a._deadlock(traces, pcs, self.bars))
                 break
+        for r in range(len(traces)):
+            self.complete_copies(r, None)       # never waited for: complete at the role's end
         return self.issues
+
+    # ------------------------------------------------------------------ cp.async completion
+    def on_copy(self, r: int, ev: Event) -> bool:
+        """A cp.async: its bytes are the copy's from here on (`on_access`), but the write lands
+        when the copy completes: at the issuing thread's `cp_async_wait` that covers its group, at
+        a `cp.async.mbarrier.arrive` (which tracks every earlier copy of the thread), or, with
+        neither, at the role's end.  An mbarrier arrival or a barrier between the issue and the
+        completion orders nothing about the write (a plain `arrive()` after an unwaited copy)."""
+        if self.recorder is None:
+            return self.on_access(r, ev)
+        recorder, self.recorder = self.recorder, None
+        try:
+            self.on_access(r, ev)
+        finally:
+            self.recorder = recorder
+        self.copies[r].append([None, ev])
+        return True
+
+    def on_commit(self, r: int, ev: Event) -> bool:
+        self.commits[r] += 1
+        for copy in self.copies[r]:
+            if copy[0] is None:
+                copy[0] = self.commits[r]
+        return True
+
+    def on_copy_wait(self, r: int, ev: Event) -> bool:
+        if ev.value is not None:
+            self.complete_copies(r, self.commits[r] - ev.value)
+        return True
+
+    def on_copy_arrive(self, r: int, ev: Event) -> bool:
+        self.complete_copies(r, None)
+        return self.on_arrive(r, ev)
+
+    def complete_copies(self, r: int, upto: int | None) -> None:
+        """Record the writes of role `r`'s copies in groups up to `upto` (None: every copy)."""
+        if self.recorder is None or not self.copies[r]:
+            return
+        done = [c for c in self.copies[r] if upto is None or (c[0] is not None and c[0] <= upto)]
+        if not done:
+            return
+        gone = {id(c) for c in done}
+        self.copies[r] = [c for c in self.copies[r] if id(c) not in gone]
+        for _, ev in done:
+            self.recorder.access(r, ev)
 
     def step(self, r: int, ev: Event) -> bool:
         """Execute one event of role `r`; False when the role must wait."""
@@ -483,5 +534,9 @@ _HANDLERS: dict[EventKind, Callable[[ProtocolSim, int, Event], bool]] = {
     K.TMA_LOAD: ProtocolSim.on_tma_load,
     K.SMEM: ProtocolSim.on_access,
     K.GLOBAL: ProtocolSim.on_global,
-    K.CP_ASYNC: ProtocolSim.on_access,
+    K.CP_ASYNC: ProtocolSim.on_copy,
+    K.COMMIT: ProtocolSim.on_commit,
+    K.WAIT: ProtocolSim.on_copy_wait,
+    K.CP_ASYNC_ARRIVE: ProtocolSim.on_copy_arrive,
+    K.CP_ASYNC_ARRIVE_INC: ProtocolSim.on_copy_arrive,
 }
