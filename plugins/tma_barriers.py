@@ -656,7 +656,8 @@ def _wgmma_sync(kernel, path):
     key = (path, id(kernel.trace))
     if key in memo and memo[key][0] is kernel.trace:
         return memo[key][1]
-    out, seen = [], set()
+    out: list[Finding] = []
+    seen: set[tuple] = set()
     for events in kernel.trace.events:
         fenced, waited = False, False
         open_: list[Event] = []
@@ -666,35 +667,50 @@ def _wgmma_sync(kernel, path):
             elif ev.kind == K.WGMMA_COMMIT:
                 open_ = []
             elif ev.kind == K.WGMMA_WAIT:
-                if open_ and ("commit", id(ev.node)) not in seen:
-                    seen.add(("commit", id(ev.node)))
-                    first = open_[0]
-                    out.append(make_finding(
-                        _R["wgmma-commit"], path, kernel, ev.node,
-                        f"{ev.node.name} does not wait for the wgmma at line {first.node.span.line}: no "
-                        f"warpgroup_commit_batch closes its group before the wait, so it may still read "
-                        f"{first.buffer} and write its accumulators after it",
-                        [(first.node, "wgmma in no committed group")],
-                        help=f"insert tl::warpgroup_commit_batch(); before line {ev.node.span.line}"))
+                if open_ and _first(seen, "commit", ev):
+                    out.append(_uncommitted_at_wait(kernel, path, ev, open_[0]))
                 fenced, waited = False, True
             elif _is_wgmma(ev):
                 open_.append(ev)
-                if not fenced and ("fence", id(ev.node)) not in seen:
-                    seen.add(("fence", id(ev.node)))
-                    out.append(make_finding(
-                        _R["wgmma-fence"], path, kernel, ev.node,
-                        f"{ev.node.name} is issued with no tl::warpgroup_arrive() (wgmma.fence) since "
-                        f"{'the last warpgroup_wait' if waited else 'the start of the kernel'}: "
-                        f"the threads' accesses to its accumulator and fragment registers are not ordered before it",
-                        help=f"insert tl::warpgroup_arrive(); before line "
-                             f"{statement_of(kernel.func, ev.node).span.line}"))
-        if open_ and ("end", id(open_[0].node)) not in seen:
-            seen.add(("end", id(open_[0].node)))
-            out.append(make_finding(
-                _R["wgmma-commit"], path, kernel, open_[0].node,
-                f"the wgmma at line {open_[0].node.span.line} is never committed "
-                f"(warpgroup_commit_batch) nor waited for: nothing orders its reads of {open_[0].buffer} "
-                f"and its accumulator writes before what follows",
-                help="commit the batch (tl::warpgroup_commit_batch()) and wait for it (tl::warpgroup_wait<0>())"))
+                if not fenced and _first(seen, "fence", ev):
+                    out.append(_unfenced(kernel, path, ev, waited))
+        if open_ and _first(seen, "end", open_[0]):
+            out.append(_never_committed(kernel, path, open_[0]))
     memo[key] = (kernel.trace, out)
     return out
+
+
+def _first(seen: set[tuple], what: str, ev: Event) -> bool:
+    """Whether this is the first time `what` is found at `ev`'s statement (and remember it)."""
+    key = (what, id(ev.node))
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
+
+
+def _uncommitted_at_wait(kernel, path, wait: Event, first: Event) -> Finding:
+    return make_finding(
+        _R["wgmma-commit"], path, kernel, wait.node,
+        f"{wait.node.name} does not wait for the wgmma at line {first.node.span.line}: no "
+        f"warpgroup_commit_batch closes its group before the wait, so it may still read "
+        f"{first.buffer} and write its accumulators after it",
+        [(first.node, "wgmma in no committed group")],
+        help=f"insert tl::warpgroup_commit_batch(); before line {wait.node.span.line}")
+
+
+def _unfenced(kernel, path, ev: Event, waited: bool) -> Finding:
+    return make_finding(
+        _R["wgmma-fence"], path, kernel, ev.node,
+        f"{ev.node.name} is issued with no tl::warpgroup_arrive() (wgmma.fence) since "
+        f"{'the last warpgroup_wait' if waited else 'the start of the kernel'}: "
+        f"the threads' accesses to its accumulator and fragment registers are not ordered before it",
+        help=f"insert tl::warpgroup_arrive(); before line {statement_of(kernel.func, ev.node).span.line}")
+
+
+def _never_committed(kernel, path, ev: Event) -> Finding:
+    return make_finding(
+        _R["wgmma-commit"], path, kernel, ev.node,
+        f"the wgmma at line {ev.node.span.line} is never committed (warpgroup_commit_batch) nor waited "
+        f"for: nothing orders its reads of {ev.buffer} and its accumulator writes before what follows",
+        help="commit the batch (tl::warpgroup_commit_batch()) and wait for it (tl::warpgroup_wait<0>())")
