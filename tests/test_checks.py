@@ -28,7 +28,13 @@ def test_known_redundant_barriers_and_waits_are_the_only_warnings(clean_report):
     assert warnings and all(f.rule in ("redundant-barrier", "redundant-wait") for f in warnings)
     assert {f.location.path.split("/")[-1] for f in warnings} == {
         f"gemv_sm_80_s{n}.cu" for n in (1, 2, 3, 4)} | {"scaled_gemm_sm_80_s2.cu", "splitk_gemv_sm_80_s2.cu"} | {
-        f"row_sum_sm_80_s{n}.cu" for n in (1, 2, 3, 4)} | {"cumsum_rows_sm_80_s1.cu"}
+        f"row_sum_sm_80_s{n}.cu" for n in (1, 2, 3, 4)} | {"cumsum_rows_sm_80_s1.cu", "split_parts_sm_80_s2.cu"}
+    # split_parts: the barrier before each split's prologue (line 38) and the one after its
+    # epilogue reads (line 135) are both covered by the drain's barrier (line 105, after the last
+    # reads of slot 0) and the loop-head barrier (line 55, before the copy into slot 1): P_s, which
+    # the epilogue then writes, shares no byte with A_s/B_s
+    split = {f.location.line for f in warnings if f.location.path.endswith("split_parts_sm_80_s2.cu")}
+    assert split == {38, 135}
     # cumsum_rows: of the two barriers between the scan's writes of S_s and the epilogue's reads,
     # the second (line 54) orders nothing the first (line 45) does not
     cumsum = {f.location.line for f in warnings if f.location.path.endswith("cumsum_rows_sm_80_s1.cu")}

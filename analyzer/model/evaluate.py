@@ -224,6 +224,9 @@ def _py_node(expr: A.Expr, default: int | None, opaque: dict | None) -> str:
     found = _thread_call_py(expr, default, opaque) if isinstance(expr, A.Call) else None
     if found is not None:
         return found
+    if isinstance(expr, A.Call) and expr.name in ("max", "min") and len(expr.args) == 2:
+        # CUDA's integer max/min (TileLang's T.max/T.min of indices: `max(0, bx - 2)`)
+        return f"{expr.name}({_py(expr.args[0], default, opaque)}, {_py(expr.args[1], default, opaque)})"
     if isinstance(expr, A.Binary):
         return _py_binary(expr, default, opaque)
     if isinstance(expr, A.Unary):

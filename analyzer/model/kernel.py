@@ -172,7 +172,36 @@ class KernelModel:
             trips = trips[1:]         # `s < (bx < 2 ? bx + 2 : bx - 1)`: at least once in every block
         if trips and trips[-1] > 0 and self._scenario_holds(1) is False:
             trips = [t for t in trips if t == 0]     # no launch runs the loops at all
+        if len(trips) > 1:
+            # `k_1 < min(bx, 2) - 1`: no launch runs the loop twice; each scenario is kept only if
+            # some launch has a count it stands for (`_represented`)
+            trips = [t for t in trips if self._represented(t, trips) is not False]
         return trips
+
+    def _represented(self, trip: int, trips: list[int]) -> bool | None:
+        """Whether some launch gives the run-time-bound loops a count scenario `trip` stands for:
+        exactly `trip` for the short scenarios, any count past them with the same residue modulo
+        the period for the steady-state ones (`trip_scenarios`).  None where a count is not an
+        expression of the launch."""
+        counts = self.trip_counts()
+        if not counts:
+            return None
+        small = min(self.period, 16) + 2
+        span = self.func.span
+        conditions: list[tuple[A.Expr, bool]] = []
+        for c in counts:
+            if trip <= small:
+                conditions.append((A.Binary("==", c, A.Number(str(trip), span), span), True))
+            else:
+                conditions.append((A.Binary(">", c, A.Number(str(small), span), span), True))
+                residue = A.Binary("%", A.Binary("-", c, A.Number(str(trip), span), span),
+                                   A.Number(str(self.period), span), span)
+                conditions.append((A.Binary("==", residue, A.Number("0", span), span), True))
+        from .presburger import satisfiable
+        from .threads import LaneRecipe
+
+        uniform = self.trace.launch.uniform if self.trace.launch is not None else frozenset()
+        return satisfiable(LaneRecipe(A.Number("0", span), 1, 1, (), (), 1, tuple(conditions), uniform=uniform))
 
     def _scenario_holds(self, trip: int) -> bool | None:
         """Whether some launch gives the run-time-bound loops a count of `trip` (0) or of at least

@@ -181,6 +181,8 @@ class ProtocolSim:
         # a copy's write is recorded where it completes, not where it is issued (`on_copy`)
         self.copies: list[list[list]] = [[] for _ in range(n)]
         self.commits = [0] * n
+        # per role, the clock before its last barrier that all its threads passed (`published`)
+        self.full_sync = [0] * n
 
     # ------------------------------------------------------------------ driver
     def run(self) -> list[ProtocolIssue]:
@@ -294,13 +296,25 @@ class ProtocolSim:
             reader.release((b, phase))
         handed = self.handed.setdefault((b, phase), {})
         merge(handed, self.known[r])
-        vc_max(self.handed_vc.setdefault((b, phase), [0] * len(self.vc)), self.vc[r])
+        vc_max(self.handed_vc.setdefault((b, phase), [0] * len(self.vc)), self.published(r, ev))
         self.vc[r][r] += 1
         if ev.kind == K.MBAR_ARRIVE_EXPECT_TX:
             st.tx += (ev.value or 0) * ev.mult
         st.arrivals += ev.mult
         self.complete(b, ev)
         return True
+
+    def published(self, r: int, ev: Event) -> list[int]:
+        """The clock an arrival of role `r` hands to the waiters of its phase.  An arrival by all
+        of the role's threads hands everything the role did; one by some of them (an elected
+        thread) orders only what every thread of the role had done before the role's last barrier
+        of all its threads (`full_sync`): the other threads' accesses since are not before it."""
+        role = self.model.roles[r]
+        if ev.mult >= role.threads:
+            return self.vc[r]
+        clock = list(self.vc[r])
+        clock[r] = min(clock[r], self.full_sync[r])
+        return clock
 
     def on_expect_tx(self, r: int, ev: Event) -> bool:
         st = self.state(ev)
@@ -371,6 +385,8 @@ class ProtocolSim:
         del self.at_barrier[r]
         merge(self.known[r], group["known"])
         vc_max(self.vc[r], group["vc"])
+        if threads >= self.model.roles[r].threads:
+            self.full_sync[r] = group["vc"][r]      # every thread of the role passed it
         self.members.setdefault(group["n"], set()).update(group["roles"])
         if self.recorder is not None and ev is not None:
             self.recorder.passed(r, ev, group)

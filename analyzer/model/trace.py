@@ -275,9 +275,42 @@ def _loop_header(loop: A.For, runtime_trip: int | None = None) -> tuple[str, int
         start = 0 if end is not None else None
     if start is not None and end is not None:
         return var, start, max(0, end - start + (1 if inclusive else 0))
+    const = _constant_count(loop, start_expr, end_expr, inclusive)
+    if const is not None:
+        return var, start if start is not None else 0, const
     if runtime_trip is None:
         return None
     return var, start if start is not None else 0, runtime_trip
+
+
+_CONSTANT_COUNTS: dict[int, tuple[A.For, int | None]] = {}
+_BLOCK_ZERO = {"blockIdx.x": 0, "blockIdx.y": 0, "blockIdx.z": 0}
+
+
+def _constant_count(loop: A.For, start: A.Expr, end: A.Expr, inclusive: bool) -> int | None:
+    """The trip count of a loop whose bounds are known only at run time but whose count is the
+    same in every block (`for (k = max(0, bx - 2); k < max(2, bx); ++k)`: 2), or None.  The
+    candidate is block 0's count; isl decides that no launch gives another
+    (`model.presburger.satisfiable`), so the loop is simulated exactly instead of per scenario."""
+    hit = _CONSTANT_COUNTS.get(id(loop))
+    if hit is not None and hit[0] is loop:
+        return hit[1]
+    count: A.Expr = A.Binary("-", end, start, loop.span)
+    if inclusive:
+        count = A.Binary("+", count, A.Number("1", loop.span), loop.span)
+    found = None
+    candidate = evaluate(count, _BLOCK_ZERO)
+    if candidate is not None and candidate >= 0:
+        from .presburger import satisfiable
+        from .threads import LaneRecipe
+
+        differs = A.Binary("!=", count, A.Number(str(candidate), loop.span), loop.span)
+        if satisfiable(LaneRecipe(A.Number("0", loop.span), 1, 1, (), (), 1, ((differs, True),))) is False:
+            found = candidate
+    if len(_CONSTANT_COUNTS) > 4096:
+        _CONSTANT_COUNTS.clear()
+    _CONSTANT_COUNTS[id(loop)] = (loop, found)
+    return found
 
 
 def loop_bounds(loop: A.For) -> tuple[str, A.Expr, A.Expr, bool] | None:
@@ -993,7 +1026,7 @@ class _RoleWalker:
         for node in value.walk():
             if isinstance(node, A.Index) or isinstance(node, A.Call) and node.name not in ("max", "min"):
                 return None
-        names = [n for n in _names_of(value) if n not in self.symbolic]
+        names = [n for n in _names_of(value) if n not in self.symbolic and n not in ("max", "min")]
         if any(n not in launch and (n not in env or n == "threadIdx.x" or n in self.ranges) for n in names):
             return None
         numbers = {n: A.Number(str(env[n]), value.span) for n in names if n not in launch}
