@@ -206,19 +206,16 @@ class ProtocolSim:
 
     # ------------------------------------------------------------------ cp.async completion
     def on_copy(self, r: int, ev: Event) -> bool:
-        """A cp.async: its bytes are the copy's from here on (`on_access`), but the write lands
-        when the copy completes: at the issuing thread's `cp_async_wait` that covers its group, at
-        a `cp.async.mbarrier.arrive` (which tracks every earlier copy of the thread), or, with
-        neither, at the role's end.  An mbarrier arrival or a barrier between the issue and the
-        completion orders nothing about the write (a plain `arrive()` after an unwaited copy)."""
-        if self.recorder is None:
-            return self.on_access(r, ev)
-        recorder, self.recorder = self.recorder, None
-        try:
-            self.on_access(r, ev)
-        finally:
-            self.recorder = recorder
-        self.copies[r].append([None, ev])
+        """A cp.async: its write may land at any time from its issue until it completes: at the
+        issuing thread's `cp_async_wait` that covers its group, at a `cp.async.mbarrier.arrive`
+        (which tracks every earlier copy of the thread), or, with neither, at the role's end.  So
+        it is recorded twice: at the issue (what it may overwrite: reads not ordered before the
+        issue) and at the completion (what reads it: only those ordered after the completion).
+        An mbarrier arrival or a barrier between the two orders nothing about the write (a plain
+        `arrive()` after an unwaited copy)."""
+        self.on_access(r, ev)
+        if self.recorder is not None:
+            self.copies[r].append([None, ev])
         return True
 
     def on_commit(self, r: int, ev: Event) -> bool:
