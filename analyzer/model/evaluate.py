@@ -221,12 +221,9 @@ def _py_node(expr: A.Expr, default: int | None, opaque: dict | None) -> str:
         return _py_env(repr(name), default)
     if isinstance(expr, A.Cast):
         return _py(expr.operand, default, opaque)
-    found = _thread_call_py(expr, default, opaque) if isinstance(expr, A.Call) else None
+    found = _call_py(expr, default, opaque) if isinstance(expr, A.Call) else None
     if found is not None:
         return found
-    if isinstance(expr, A.Call) and expr.name in ("max", "min") and len(expr.args) == 2:
-        # CUDA's integer max/min (TileLang's T.max/T.min of indices: `max(0, bx - 2)`)
-        return f"{expr.name}({_py(expr.args[0], default, opaque)}, {_py(expr.args[1], default, opaque)})"
     if isinstance(expr, A.Binary):
         return _py_binary(expr, default, opaque)
     if isinstance(expr, A.Unary):
@@ -237,6 +234,15 @@ def _py_node(expr: A.Expr, default: int | None, opaque: dict | None) -> str:
     if isinstance(expr, A.Index):
         return _py_index(expr, default, opaque)
     raise ValueError(type(expr).__name__)
+
+
+def _call_py(expr: A.Call, default: int | None, opaque: dict | None) -> str | None:
+    """A call the evaluator knows: a thread-index helper, or CUDA's integer max/min (TileLang's
+    T.max/T.min of indices: `max(0, bx - 2)`); None for any other."""
+    found = _thread_call_py(expr, default, opaque)
+    if found is None and expr.name in ("max", "min") and len(expr.args) == 2:
+        found = f"{expr.name}({_py(expr.args[0], default, opaque)}, {_py(expr.args[1], default, opaque)})"
+    return found
 
 
 def _py_number(value: int | float) -> str:

@@ -172,13 +172,16 @@ class KernelModel:
             trips = trips[1:]         # `s < (bx < 2 ? bx + 2 : bx - 1)`: at least once in every block
         if trips and trips[-1] > 0 and self._scenario_holds(1) is False:
             trips = [t for t in trips if t == 0]     # no launch runs the loops at all
-        if len(trips) > 1:
-            # `k_1 < min(bx, 2) - 1`: no launch runs the loop twice; each scenario is kept only if
-            # some launch has a count it stands for (`_represented`)
-            trips = [t for t in trips if self._represented(t, trips) is not False]
-        return trips
+        return self._launchable(trips)
 
-    def _represented(self, trip: int, trips: list[int]) -> bool | None:
+    def _launchable(self, trips: list[int]) -> list[int]:
+        """`k_1 < min(bx, 2) - 1`: no launch runs the loop twice; each scenario is kept only if
+        some launch has a count it stands for (`_represented`)."""
+        if len(trips) < 2:
+            return trips
+        return [t for t in trips if self._represented(t) is not False]
+
+    def _represented(self, trip: int) -> bool | None:
         """Whether some launch gives the run-time-bound loops a count scenario `trip` stands for:
         exactly `trip` for the short scenarios, any count past them with the same residue modulo
         the period for the steady-state ones (`trip_scenarios`).  None where a count is not an

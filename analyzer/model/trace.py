@@ -228,6 +228,15 @@ def _unconditional_pipeline_op(node: A.Node, var: str) -> bool:
     return any(_unconditional_pipeline_op(child, var) for child in node.children() if isinstance(child, A.Node))
 
 
+_MIN_MAX = ("max", "min")
+
+
+def _reads_memory_or_calls(value: A.Expr) -> bool:
+    """Whether an expression reads memory or calls anything but integer min/max."""
+    return any(isinstance(node, A.Index) or isinstance(node, A.Call) and node.name not in _MIN_MAX
+               for node in value.walk())
+
+
 def _branches(node: A.Node) -> Iterator[A.If]:
     """The `if` statements inside a loop body, nested ones included."""
     for n in node.walk():
@@ -1023,10 +1032,9 @@ class _RoleWalker:
         symbolic locals it reads substituted, the numbers known here put in; None where it reads
         a thread, a walked loop, memory or a call other than min/max."""
         launch = _LAUNCH_VALUES | self.b.uniform | {"blockIdx", "gridDim"}     # and the members' bases
-        for node in value.walk():
-            if isinstance(node, A.Index) or isinstance(node, A.Call) and node.name not in ("max", "min"):
-                return None
-        names = [n for n in _names_of(value) if n not in self.symbolic and n not in ("max", "min")]
+        if _reads_memory_or_calls(value):
+            return None
+        names = [n for n in _names_of(value) if n not in self.symbolic and n not in _MIN_MAX]
         if any(n not in launch and (n not in env or n == "threadIdx.x" or n in self.ranges) for n in names):
             return None
         numbers = {n: A.Number(str(env[n]), value.span) for n in names if n not in launch}
