@@ -134,6 +134,7 @@ class _Sim:
         # readers`) by id -> (entry, its bulk async-group, None until a `tma_store_arrive`)
         self.bulk: dict[int, tuple[list, int | None]] = {}
         self.bulk_group = 0
+        self.copies_checked: set[int] = set()     # cp.async statements asked `replicated_store`
 
     def ranges(self, ev: Event, create: bool) -> list[_Range]:
         """The pieces of shared memory an event touches.
@@ -313,8 +314,13 @@ class _Sim:
     # ---------------------------------------------------------------- events
     def on_cp_async(self, ev: Event) -> None:
         self.write(ev, is_async=True)
-        if self.plain and ev.lanes is not None and not ev.lanes.collective and not ev.possible:
-            self.replicated_store(ev)       # two threads copying into the same bytes
+        if self.plain and ev.lanes is not None and not ev.lanes.collective and not ev.possible \
+                and id(ev.node) not in self.copies_checked:
+            # two threads copying into the same bytes: asked at the statement's first walked
+            # iteration (the later ones differ by the stage slot, which every thread shares; one
+            # question per unrolled copy cost seconds on persistent GEMMs)
+            self.copies_checked.add(id(ev.node))
+            self.replicated_store(ev)
 
     def on_tma_load(self, ev: Event) -> None:
         if self.plain:
