@@ -85,7 +85,7 @@ class DivergentBarrier(KernelCheck):
                   "hangs or corrupts the barrier state.")
 
     def check(self, kernel: KernelModel, path: str) -> list[Finding]:
-        return _divergent(kernel, path)
+        return _divergent(kernel, path) + _counted_by_thread(kernel, path)
 
 
 class RedundantBarrier(KernelCheck):
@@ -269,3 +269,48 @@ def _redundant(kernel, path, skip):
             help=f"remove the __syncthreads() at line {node.span.line} (`pipelint explain` shows what each "
                  f"barrier orders)"))
     return out
+
+
+def _counted_by_thread(kernel, path):
+    """`__syncthreads` in a loop whose trip count depends on the thread
+    (`for (s = 0; s < (threadIdx.x >> 6) + 1; ++s) __syncthreads();`): the threads arrive different
+    numbers of times, so the barriers pair up out of step or the block hangs.  Decided on the sets:
+    two different threads of those that reach the barrier with different counts
+    (`model.presburger.decide` with the count as the value both store)."""
+    from pipelint.model.presburger import decide
+    from pipelint.model.threads import LaneRecipe
+    from pipelint.model.trace import loop_bounds
+
+    syncs: dict[int, int] = {}
+    for ev in kernel.trace.all_events():
+        if ev.kind == K.SYNC and not ev.internal:
+            syncs[id(ev.node)] = syncs.get(id(ev.node), 0) | (ev.threads or span(
+                kernel.roles[ev.role].lo, kernel.roles[ev.role].hi))
+    out = []
+    for loop in kernel.index.fors:
+        bounds = loop_bounds(loop)
+        if bounds is None or not any("threadIdx" in _text_names(e) for e in bounds[1:3]):
+            continue
+        inside = [n for n in loop.body.walk() if isinstance(n, A.Call) and id(n) in syncs]
+        if not inside:
+            continue
+        threads = 0
+        for n in inside:
+            threads |= syncs[id(n)]
+        trip: A.Expr = A.Binary("-", bounds[2], bounds[1], loop.span)
+        who = LaneRecipe(A.Number("0", loop.span), 1, 1, (), (), threads)
+        if decide(who, who, values=(trip, trip))[0] is not True:
+            continue
+        out.append(make_finding(
+            _R["divergent-barrier"], path, kernel, inside[0],
+            f"__syncthreads in the loop at line {loop.span.line}, whose trip count depends on the thread: "
+            f"{describe(threads)} arrive at it different numbers of times, so the block's "
+            f"barriers pair up out of step (or the block hangs)",
+            help=f"give the loop at line {loop.span.line} the same count in every thread, or move the "
+                 f"__syncthreads() out of it"))
+    return out
+
+
+def _text_names(expr: A.Expr) -> set[str]:
+    """The identifiers an expression names (members' bases included)."""
+    return {n.ident for n in expr.walk() if isinstance(n, A.Name)}

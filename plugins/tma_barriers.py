@@ -642,6 +642,11 @@ def _mma_fences(kernel, path):
     return out
 
 
+def _callee(node: A.Node, default: str) -> str:
+    """The name a call statement calls (`tl::warpgroup_wait`), for messages."""
+    return node.name if isinstance(node, A.Call) else default
+
+
 def _is_wgmma(ev: Event) -> bool:
     return (ev.kind == K.SMEM and ev.access == "read" and not ev.retired and isinstance(ev.node, A.Call)
             and ev.node.name.startswith("tl::wgmma_"))
@@ -692,7 +697,7 @@ def _first(seen: set[tuple], what: str, ev: Event) -> bool:
 def _uncommitted_at_wait(kernel, path, wait: Event, first: Event) -> Finding:
     return make_finding(
         _R["wgmma-commit"], path, kernel, wait.node,
-        f"{wait.node.name} does not wait for the wgmma at line {first.node.span.line}: no "
+        f"{_callee(wait.node, 'warpgroup_wait')} does not wait for the wgmma at line {first.node.span.line}: no "
         f"warpgroup_commit_batch closes its group before the wait, so it may still read "
         f"{first.buffer} and write its accumulators after it",
         [(first.node, "wgmma in no committed group")],
@@ -702,7 +707,7 @@ def _uncommitted_at_wait(kernel, path, wait: Event, first: Event) -> Finding:
 def _unfenced(kernel, path, ev: Event, waited: bool) -> Finding:
     return make_finding(
         _R["wgmma-fence"], path, kernel, ev.node,
-        f"{ev.node.name} is issued with no tl::warpgroup_arrive() (wgmma.fence) since "
+        f"{_callee(ev.node, 'the wgmma')} is issued with no tl::warpgroup_arrive() (wgmma.fence) since "
         f"{'the last warpgroup_wait' if waited else 'the start of the kernel'}: "
         f"the threads' accesses to its accumulator and fragment registers are not ordered before it",
         help=f"insert tl::warpgroup_arrive(); before line {statement_of(kernel.func, ev.node).span.line}")
