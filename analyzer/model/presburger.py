@@ -607,6 +607,10 @@ def _meet(sa: _Access, sb: _Access, warp_mask: int | None, any_threads: bool,
         offset = _first_common(sa.relation, coords[:split], sb.relation, coords[split:])
     except isl.Error as exc:
         raise Untranslatable(f"isl: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        # a sample point isl leaves void (a coordinate with no value: int(None)) is no answer, and
+        # never a crash of the check that asked: the bit-vector solver or "undecided" takes over
+        raise Untranslatable(f"isl: no sample point ({exc})") from None
     na, nb = len(sa.loops), len(sb.loops)
     witness = Witness((coords[0], coords[split]),
                       (dict(zip(sa.loops, coords[1:1 + na])), dict(zip(sb.loops, coords[split + 1:split + 1 + nb]))),
