@@ -14,6 +14,7 @@ from pipelint.cuda import ast as A
 from pipelint.findings import Finding, Rule, Severity
 from pipelint.model import KernelModel
 from pipelint.model.cpasync import Hazard
+from pipelint.model.evaluate import mentions
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
 from pipelint.model.placement import point, statement_after, statement_before
@@ -289,7 +290,7 @@ def _counted_by_thread(kernel, path):
     out = []
     for loop in kernel.index.fors:
         bounds = loop_bounds(loop)
-        if bounds is None or not any("threadIdx" in _text_names(e) for e in bounds[1:3]):
+        if bounds is None or not any(mentions(e, {"threadIdx.x"}) for e in bounds[1:3]):
             continue
         inside = [n for n in loop.body.walk() if isinstance(n, A.Call) and id(n) in syncs]
         if not inside:
@@ -309,8 +310,3 @@ def _counted_by_thread(kernel, path):
             help=f"give the loop at line {loop.span.line} the same count in every thread, or move the "
                  f"__syncthreads() out of it"))
     return out
-
-
-def _text_names(expr: A.Expr) -> set[str]:
-    """The identifiers an expression names (members' bases included)."""
-    return {n.ident for n in expr.walk() if isinstance(n, A.Name)}

@@ -588,57 +588,56 @@ def _related(kernel: KernelModel, ev: Event, what: str) -> str:
 
 def _store_fences(kernel, path):
     """Each TMA store must follow a proxy fence that follows the generic writes it reads."""
-    out, seen = [], set()
-    for events in kernel.trace.events:
-        unfenced: dict[str, Event] = {}
-        for ev in events:
-            if ev.kind == K.FENCE_PROXY:
-                unfenced.clear()
-            elif ev.kind == K.SMEM and ev.access == "write" and not ev.possible and ev.buffer:
-                unfenced[ev.buffer] = ev
-            elif ev.kind == K.TMA_STORE and ev.buffer in unfenced and id(ev.node) not in seen:
-                seen.add(id(ev.node))
-                write = unfenced[ev.buffer]
-                out.append(make_finding(
-                    _R["tma-store-fence"], path, kernel, ev.node,
-                    f"tl::tma_store reads {ev.buffer} through the async proxy, but the generic-proxy "
-                    f"writes into it (line {write.node.span.line}) are not followed by fence_proxy_async",
-                    [(write.node, f"generic write into {ev.buffer}")],
-                    help=f"insert tl::fence_proxy_async(); before line "
-                         f"{statement_of(kernel.func, ev.node).span.line} (after the writes into {ev.buffer} "
-                         f"and the barrier that gathers them)"))
-    return out
+    return _unfenced_async_reads(kernel, path, "tma-store-fence",
+                                 lambda ev: "tl::tma_store" if ev.kind == K.TMA_STORE else None)
 
 
 _MMA_PREFIXES = ("tl::wgmma_", "tl::tcgen05mma_")
 
 
 def _mma_fences(kernel, path):
-    """Per role, in program order: an MMA's read of a buffer with generic-proxy writes of the role
-    since its last `fence_proxy_async` (the role's own writes: the stores every thread of the block
-    makes before the warp roles split are in each role's trace)."""
+    """An MMA's read of a buffer the role wrote with generic-proxy stores since its last
+    `fence_proxy_async` (the role's own writes: the stores every thread of the block makes before
+    the warp roles split are in each role's trace)."""
+    def mma(ev: Event) -> str | None:
+        node = ev.node
+        if ev.kind == K.SMEM and ev.access == "read" and isinstance(node, A.Call) \
+                and node.name.startswith(_MMA_PREFIXES):
+            return node.name
+        return None
+
+    return _unfenced_async_reads(kernel, path, "mma-proxy-fence", mma)
+
+
+def _unfenced_async_reads(kernel, path, rule: str, reader) -> list[Finding]:
+    """Per role, in program order: each async-proxy read (`reader(ev)` names its instruction, None
+    for other events) of a buffer with generic-proxy writes of the role since its last
+    `fence_proxy_async`, once per statement."""
     out, seen = [], set()
     for events in kernel.trace.events:
         unfenced: dict[str, Event] = {}
         for ev in events:
             if ev.kind == K.FENCE_PROXY:
                 unfenced.clear()
-            elif ev.kind != K.SMEM or ev.possible or not ev.buffer:
                 continue
-            elif ev.access == "write":
+            if ev.possible or not ev.buffer:
+                continue
+            if ev.kind == K.SMEM and ev.access == "write":
                 unfenced[ev.buffer] = ev
-            elif (ev.access == "read" and ev.buffer in unfenced and id(ev.node) not in seen
-                  and isinstance(ev.node, A.Call) and ev.node.name.startswith(_MMA_PREFIXES)):
-                seen.add(id(ev.node))
-                write = unfenced[ev.buffer]
-                out.append(make_finding(
-                    _R["mma-proxy-fence"], path, kernel, ev.node,
-                    f"{ev.node.name} reads {ev.buffer} through the async proxy, but the generic-proxy writes "
-                    f"into it (line {write.node.span.line}) are not followed by fence_proxy_async",
-                    [(write.node, f"generic write into {ev.buffer}")],
-                    help=f"insert tl::fence_proxy_async(); before line "
-                         f"{statement_of(kernel.func, ev.node).span.line} (after the writes into {ev.buffer} "
-                         f"and the barrier that gathers them)"))
+                continue
+            name = reader(ev) if ev.buffer in unfenced and id(ev.node) not in seen else None
+            if name is None:
+                continue
+            seen.add(id(ev.node))
+            write = unfenced[ev.buffer]
+            out.append(make_finding(
+                _R[rule], path, kernel, ev.node,
+                f"{name} reads {ev.buffer} through the async proxy, but the generic-proxy writes into it "
+                f"(line {write.node.span.line}) are not followed by fence_proxy_async",
+                [(write.node, f"generic write into {ev.buffer}")],
+                help=f"insert tl::fence_proxy_async(); before line "
+                     f"{statement_of(kernel.func, ev.node).span.line} (after the writes into {ev.buffer} "
+                     f"and the barrier that gathers them)"))
     return out
 
 
