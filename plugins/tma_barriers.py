@@ -245,6 +245,10 @@ class Release(_ProtocolCheck):
         release_at = _release_spot(kernel, read) if read is not None else None
         if read is None or release_at is None:
             return super().report(kernel, path, issue)
+        if read.committed:
+            early = _before_completion(kernel, read)
+            if early is not None:
+                return self._in_flight(kernel, path, issue, read, *early)
         f = issue.facts
         related = [(issue.event.node, "the TMA load that overwrites the slot")]
         related += [(e.node, _related(kernel, e, what)) for e, what in issue.related]
@@ -252,6 +256,22 @@ class Release(_ProtocolCheck):
             path, kernel, issue.event.node, self.message(kernel, issue), related, at=point(release_at),
             help=(f"release {f['buffer']} slot {f['slot']} only after {kernel.roles[read.role]}'s last read of it "
                   f"(line {read.node.span.line}): its arrive goes before line {release_at.span.line}"))
+
+    def _in_flight(self, kernel: KernelModel, path: str, issue: ProtocolIssue, read: Event,
+                   commit: Event, release: Event) -> Finding:
+        """A slot released while the tcgen05 MMA reading it may still run: reported at the release,
+        which must wait for the phase the MMAs' commit arrives on."""
+        f = issue.facts
+        related = [(issue.event.node, "the TMA load that overwrites the slot"), (read.node, "the tcgen05 MMA's read"),
+                   (commit.node, "the tcgen05.commit that arrives when the MMAs complete")]
+        return self.finding(
+            path, kernel, release.node,
+            f"{kernel.roles[read.role]} release {f['buffer']} slot {f['slot']} before the tcgen05 MMA at line "
+            f"{read.node.span.line} has read it: the MMAs run asynchronously until the phase their "
+            f"tcgen05.commit (line {commit.node.span.line}) arrives on {_bar(commit.barrier)}, and nothing "
+            f"orders this arrival after that phase, so the TMA load at line {issue.event.node.span.line} may "
+            f"overwrite the operands", related,
+            help=f"wait on {_bar(commit.barrier)} (the commit's phase) before this arrive")
 
     def message(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
         f, ev, roles = issue.facts, issue.event, kernel.roles
@@ -549,6 +569,22 @@ def _missing_release(kernel: KernelModel, wait: Event) -> tuple[Event, A.Node] |
     last = [e for e in reads if e.iteration == first_it][-1]
     spot = _release_spot(kernel, last)
     return (last, spot) if spot is not None else None
+
+
+def _before_completion(kernel: KernelModel, read: Event) -> tuple[Event, Event] | None:
+    """For a tcgen05 MMA's read: its role's commit after it and the first arrival on another
+    barrier that follows the commit before any wait on the commit's barrier (None if none)."""
+    commit = None
+    for e in kernel.trace.after(read):
+        if commit is None:
+            if e.kind == K.MMA_ARRIVE:
+                commit = e
+            continue
+        if e.kind == K.MBAR_WAIT and e.barrier == commit.barrier:
+            return None
+        if e.kind in (K.MBAR_ARRIVE, K.MBAR_ARRIVE_EXPECT_TX) and e.barrier != commit.barrier:
+            return commit, e
+    return None
 
 
 def _release_spot(kernel: KernelModel, read: Event) -> A.Node | None:

@@ -100,12 +100,27 @@ class Reader:
     _seen: set = field(default_factory=set)
     _syncs: int = 0                  # how many of `releases` are barrier rendezvous
     dead: bool = False               # its slot was overwritten: no longer anyone's to release
+    in_flight: bool = False          # a tcgen05 MMA's read not yet covered by a tcgen05.commit
 
-    def release(self, rel: tuple) -> None:
+    def __post_init__(self) -> None:
+        self.in_flight = self.event.committed
+
+    def release(self, rel: tuple, commit: bool = False) -> None:
         """Record a release after the read; the first arrival on each barrier is the one
         that matters (later phases of it are stronger, never weaker, orderings).  Barrier
         rendezvous and mbarrier arrivals are capped apart: a template's named barriers
-        (six per `tl::AllReduce` call) must not crowd out the arrival that releases the slot."""
+        (six per `tl::AllReduce` call) must not crowd out the arrival that releases the slot.
+
+        A tcgen05 MMA's read (`Event.committed`) is released by its role's first
+        `tcgen05.commit` arrival after it (`commit`) and by nothing else: that arrival fires
+        when the MMAs have read their operands, while any other arrival or barrier of the role
+        may come first.  What is ordered after the commit's phase (a consumer that waited on it,
+        then arrived on the slot's empty barrier) reaches the writer through the phase itself
+        (`ProtocolSim.released`: the frontier)."""
+        if self.event.committed:
+            if not (commit and self.in_flight):
+                return
+            self.in_flight = False
         key = rel[0] if rel[0] != "sync" else rel
         if key in self._seen:
             return
@@ -290,7 +305,7 @@ class ProtocolSim:
         # ordered after the read.  A slot read twice is released only by
         # arrivals after its last read.
         for reader in self.live_readers(r):
-            reader.release((b, phase))
+            reader.release((b, phase), commit=ev.kind == K.MMA_ARRIVE)
         handed = self.handed.setdefault((b, phase), {})
         merge(handed, self.known[r])
         vc_max(self.handed_vc.setdefault((b, phase), [0] * len(self.vc)), self.published(r, ev))

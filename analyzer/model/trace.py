@@ -129,6 +129,8 @@ class Event:
     once: tuple[int, ...] = ()            # loops walked once around it (their iterations run unordered)
     internal: bool = False                # a barrier inside a modelled template: not the user's to remove
     retired: bool = False                 # a wgmma's read again where its group is waited for
+    committed: bool = False               # a tcgen05 MMA's read: in flight until a tcgen05.commit's
+                                          # mbarrier arrival, which fires when the MMAs complete
     why: A.Node | None = field(default=None, compare=False)   # what left the footprint or threads unknown
 
     @property
@@ -1372,7 +1374,9 @@ class _RoleWalker:
         A wgmma's reads are asynchronous: they may happen at any time until a
         `warpgroup_wait<N>` retires its commit group, so each read is recorded twice, at the
         issue (what must be written before it) and where it is retired (what may be written
-        only after it: an mbarrier arrival between the two releases a slot still being read)."""
+        only after it: an mbarrier arrival between the two releases a slot still being read).
+        A tcgen05 MMA's (and `tcgen05_cp`'s) reads last until the MMAs complete, which only a
+        `tcgen05.commit` arrival (`tcgen05_mma_arrive`) announces: `committed` (`model.protocol`)."""
         shape = mma_shape(c.node.name, c.node.template_args)
         operands = [(0, True), (1, False)] if shape is not None and shape.a_in_smem else \
             [(1, False)] if shape is not None else [(n, None) for n in range(len(c.node.args))]
@@ -1388,7 +1392,8 @@ class _RoleWalker:
                 if shape is not None and is_a is not None:
                     extent = self.operand_extent(c, pos, name, shape, is_a)
                 ev = Event(K.SMEM, c.node, self.index, c.mult, c.it, "read", buf, off,
-                           site, guarded=c.guarded, threads=self.mask, extent=extent)
+                           site, guarded=c.guarded, threads=self.mask, extent=extent,
+                           committed=c.node.name.startswith("tl::tcgen05"))
                 self.events.append(ev)
                 if shape is not None:
                     self.wgmma_open.append(ev)
