@@ -292,6 +292,49 @@ class Release(_ProtocolCheck):
                 f"{f['buffer']} slot {f['slot']} arrive on after their last read")
 
 
+class TmemOrder(_ProtocolCheck):
+    """Tensor Memory between the MMAs that write an accumulator and the tcgen05_ld that read it."""
+
+    rule = Rule(
+        "tmem-order", "TmemOrder",
+        "Tensor Memory read before its MMAs complete, or overwritten under a read",
+        "A tcgen05 MMA writes its accumulator in Tensor Memory asynchronously: the columns hold the "
+        "result only once the phase its tcgen05.commit arrives in has been observed. A tcgen05_ld "
+        "before that reads a partial sum; an MMA into columns another role's tcgen05_ld may still "
+        "read overwrites them under it.",
+        Severity.ERROR, "Wait on the barrier the MMAs' tcgen05.commit arrives on before the tcgen05_ld; "
+        "have the readers release the accumulator (an arrive the MMA issuer waits on) before the next MMAs "
+        "into it.", ("correctness", "tcgen05"),
+        rationale="tcgen05.mma and its accumulator are asynchronous (PTX ISA 9.7.16.6): issuing the MMA is not "
+                  "finishing it, and only the commit's mbarrier arrival says the accumulator is final. Epilogue "
+                  "warps that load it earlier, or a next tile's MMAs that start while they load it, give wrong "
+                  "results without any shared-memory race a sanitizer sees.")
+    hazards = (I.TMEM_RAW, I.TMEM_WAR)
+
+    def message(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f, roles = issue.facts, kernel.roles
+        tmem = (issue.event.buffer or "tmem:?").removeprefix("tmem:")
+        if issue.kind == I.TMEM_WAR:
+            read = issue.related[0][0]
+            return (f"{roles[f['role']]} issue a tcgen05 MMA into the Tensor Memory of {tmem} (iteration "
+                    f"{issue.event.where}) while {roles[f['reader_role']]}'s tcgen05_ld at line "
+                    f"{read.node.span.line} may still read those columns: nothing orders that read before it")
+        mma = issue.related[0][0]
+        if f.get("committed") is False:
+            return (f"{roles[f['role']]} read the Tensor Memory of {tmem} with tcgen05_ld while the MMA at line "
+                    f"{mma.node.span.line} (iteration {mma.where}) that writes those columns is not yet covered by "
+                    f"a tcgen05.commit: its result is not there yet")
+        return (f"{roles[f['role']]} read the Tensor Memory of {tmem} with tcgen05_ld before observing phase "
+                f"{f['phase']} of {_bar(f['barrier'])}, which the tcgen05.commit after the MMA at line "
+                f"{mma.node.span.line} (iteration {mma.where}) arrives in when the MMAs complete")
+
+    def help(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        if issue.kind == I.TMEM_WAR:
+            return ("have the tcgen05_ld's threads arrive on a barrier after the load and wait on it before the "
+                    f"MMA at line {issue.event.node.span.line}")
+        return f"wait on the commit's barrier before the tcgen05_ld at line {issue.event.node.span.line}"
+
+
 class StoreFence(KernelCheck):
     """Each TMA store must follow a proxy fence that follows the generic writes it reads."""
 
@@ -490,8 +533,8 @@ class InitFence(_ProtocolCheck):
         return f"insert tl::{f['missing']}(); (then __syncthreads()) after the mbarrier inits, before line {line}"
 
 
-CHECKS = (ArrivalCount(), TxBytes(), Deadlock(), ReadBeforeWait(), Release(), StoreFence(), StoreWait(), MmaFence(),
-          WgmmaCommit(), WgmmaFence(), NotAnalyzed(), InitFence())
+CHECKS = (ArrivalCount(), TxBytes(), Deadlock(), ReadBeforeWait(), Release(), TmemOrder(), StoreFence(), StoreWait(),
+          MmaFence(), WgmmaCommit(), WgmmaFence(), NotAnalyzed(), InitFence())
 RULES = tuple(c.rule for c in CHECKS)
 _R = {c.id: c.rule for c in CHECKS}
 
@@ -619,6 +662,8 @@ def _related(kernel: KernelModel, ev: Event, what: str) -> str:
         "earlier-load": "the earlier load into this slot",
         "read": "the unreleased read",
         "released-read": "the read of the old contents",
+        "tmem-read": "the tcgen05_ld that reads the columns",
+        "tmem-write": "the MMA that writes the columns",
     }.get(what, what)
 
 

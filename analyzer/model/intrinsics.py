@@ -51,6 +51,8 @@ class EventKind(StrEnum):
     MBAR_ARRIVE_EXPECT_TX = "mbar_arrive_expect_tx"
     MMA_ARRIVE = "mma_arrive"              # tcgen05.commit: one arrival per issuing warp
     NAMED_ARRIVE = "named_arrive"          # bar.arrive id, n: counts towards a named barrier, no wait
+    TMEM = "tmem"                          # Tensor Memory: a tcgen05 MMA's accumulator (write, asynchronous
+                                           # until its tcgen05.commit) or a tcgen05_ld (read)
 
 
 K = EventKind
@@ -91,6 +93,8 @@ class IssueKind(StrEnum):
     WAR_UNCONSUMED = "war-unconsumed"
     INIT_FENCE = "init-fence"
     UNANALYZED = "unanalyzed"
+    TMEM_RAW = "tmem-raw"                    # a tcgen05_ld before the MMAs writing those columns completed
+    TMEM_WAR = "tmem-war"                    # an MMA into columns another role's tcgen05_ld may still read
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +123,11 @@ INTRINSICS: dict[str, Intrinsic] = {
     # `*tmem_ptr` in every thread of the warp (tl_templates/cuda/tcgen_05.h); tmem_allocate's write
     # of it by the tcgen05 unit is not modelled (it stays among the harmless tl::tmem_ calls)
     "tl::tmem_deallocate": Intrinsic(K.READ, smem=0, access="read", per_thread=True, bytes=4),
+    # `tcgen05_ld_<dp>x<bits>Nx<N, pack16>(tmem_start_col, tmem_col_offset, dst)`: N columns of
+    # Tensor Memory from the allocation's address plus an offset (tl_templates/cuda/copy_sm100.h;
+    # the template waits for the load itself: `fence_view_async_tmem_load`)
+    **{f"tl::tcgen05_ld_{shape}": Intrinsic(K.TMEM, access="read", template_count=True) for shape in (
+        "32dp32bNx", "32dp64bNx", "32dp128bNx", "32dp256bNx", "16dp64bNx", "16dp128bNx", "16dp256bNx")},
     # block, cluster and named barriers
     "__syncthreads": Intrinsic(K.SYNC),
     "tl::cluster_sync": Intrinsic(K.SYNC, cluster=True),

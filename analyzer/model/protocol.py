@@ -198,6 +198,12 @@ class ProtocolSim:
         self.commits = [0] * n
         # per role, the clock before its last barrier that all its threads passed (`published`)
         self.full_sync = [0] * n
+        # Tensor Memory (`on_tmem`): each role's MMAs not yet covered by a tcgen05.commit, the
+        # latest committed MMA per (allocation, issuing role) with the phase its commit arrives
+        # in, and the tcgen05_ld reads with their role's clock
+        self.tmem_open: list[list[Event]] = [[] for _ in range(n)]
+        self.tmem_done: dict[tuple[str, int], tuple[Barrier, int, Event]] = {}
+        self.tmem_reads: dict[str, list[tuple[int, int, Event]]] = {}
 
     # ------------------------------------------------------------------ driver
     def run(self) -> list[ProtocolIssue]:
@@ -306,6 +312,10 @@ class ProtocolSim:
         # arrivals after its last read.
         for reader in self.live_readers(r):
             reader.release((b, phase), commit=ev.kind == K.MMA_ARRIVE)
+        if ev.kind == K.MMA_ARRIVE:
+            for mma in self.tmem_open[r]:
+                self.tmem_done[(mma.buffer or "", r)] = (b, phase, mma)
+            self.tmem_open[r] = []
         handed = self.handed.setdefault((b, phase), {})
         merge(handed, self.known[r])
         vc_max(self.handed_vc.setdefault((b, phase), [0] * len(self.vc)), self.published(r, ev))
@@ -418,6 +428,35 @@ class ProtocolSim:
         if overfull(ev):
             return True
         return self.rendezvous(r, ev.barrier, ev.mult, ev.value or None, blocking=False, ev=ev)
+
+    # ------------------------------------------------------------------ Tensor Memory
+    def on_tmem(self, r: int, ev: Event) -> bool:
+        """A tcgen05 MMA writes its accumulator columns asynchronously, until the phase its
+        role's next tcgen05.commit arrives in; a tcgen05_ld reads them.  The MMAs into one
+        accumulator run in issue order (PTX ISA 9.7.16.6.2), so the latest commit's phase stands
+        for every earlier MMA of that role.  A read needs that phase known (RAW); an MMA needs
+        every other role's read of its columns ordered before it (WAR)."""
+        if ev.access == "write":
+            for q, clock, read in self.tmem_reads.get(ev.buffer or "", ()):
+                if q != r and self.vc[r][q] < clock and _tmem_overlap(ev, read):
+                    self.issues.append(ProtocolIssue(IssueKind.TMEM_WAR, ev, {"role": r, "reader_role": q},
+                                                     ((read, "tmem-read"),)))
+            self.tmem_open[r].append(ev)
+            return True
+        for w in range(len(self.traces)):
+            pending = next((m for m in self.tmem_open[w] if m.buffer == ev.buffer and _tmem_overlap(m, ev)), None)
+            if pending is not None:
+                self.issues.append(ProtocolIssue(IssueKind.TMEM_RAW, ev, {"role": r, "writer_role": w,
+                                                                          "committed": False},
+                                                 ((pending, "tmem-write"),)))
+                continue
+            done = self.tmem_done.get((ev.buffer or "", w))
+            if done is not None and self.known[r].get(done[0], -1) < done[1] and _tmem_overlap(done[2], ev):
+                self.issues.append(ProtocolIssue(IssueKind.TMEM_RAW, ev, {"role": r, "writer_role": w,
+                                                                          "barrier": done[0], "phase": done[1]},
+                                                 ((done[2], "tmem-write"),)))
+        self.tmem_reads.setdefault(ev.buffer or "", []).append((r, self.vc[r][r], ev))
+        return True
 
     def live_readers(self, r: int) -> list[Reader]:
         """Role `r`'s readers of slots still holding what they read (the dead ones dropped)."""
@@ -546,6 +585,13 @@ class ProtocolSim:
             ((reader.event, "released-read"),)))
 
 
+def _tmem_overlap(mma: Event, read: Event) -> bool:
+    """Whether an MMA's accumulator may hold columns a tcgen05_ld reads: its first column inside
+    the read's [lo, hi).  Where either is unknown the pair is not judged (the width of an MMA's
+    accumulator is in its instruction descriptor, which is not decoded here)."""
+    return mma.offset is not None and read.extent is not None and read.extent[0] <= mma.offset < read.extent[1]
+
+
 def _one_warpgroup(model: KernelModel, a: int, b: int) -> bool:
     ra, rb = model.roles[a], model.roles[b]
     return shares_warpgroup((ra.lo, ra.hi), (rb.lo, rb.hi))
@@ -567,4 +613,5 @@ _HANDLERS: dict[EventKind, Callable[[ProtocolSim, int, Event], bool]] = {
     K.WAIT: ProtocolSim.on_copy_wait,
     K.CP_ASYNC_ARRIVE: ProtocolSim.on_copy_arrive,
     K.CP_ASYNC_ARRIVE_INC: ProtocolSim.on_copy_arrive,
+    K.TMEM: ProtocolSim.on_tmem,
 }

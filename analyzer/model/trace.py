@@ -1397,6 +1397,47 @@ class _RoleWalker:
                 self.events.append(ev)
                 if shape is not None:
                     self.wgmma_open.append(ev)
+        if c.node.name.startswith("tl::tcgen05mma") and len(c.node.args) > 2:
+            self.tmem_access(c, c.node.args[2], "write")
+
+    def on_tmem_ld(self, c: _Call) -> None:
+        """`tcgen05_ld_*<N>(start, offset, dst)`: N columns of the allocation from `offset`."""
+        if len(c.node.args) > 1:
+            self.tmem_access(c, c.node.args[0], "read", c.node.args[1], c.value)
+
+    def tmem_access(self, c: _Call, address: A.Expr, access: str, offset: A.Expr | None = None,
+                    columns: int | None = None) -> None:
+        """A Tensor Memory access (`K.TMEM`): the allocation is the shared word `tmem_allocate`
+        wrote its address into (`C_tmem`), named `tmem:C_tmem`; `offset`/`extent` are the columns
+        [lo, hi) where known over the role's threads (an MMA's accumulator: its first column,
+        `extent` None: its width is in the instruction descriptor)."""
+        names = [n for n in _names_of(address) if n in self.b.layout.buffers]
+        if len(names) != 1:
+            return
+        if offset is None:             # an MMA: `(*reinterpret_cast<uint32_t*>(C_tmem)) + col`
+            base = _strip_cast(address)
+            offset = base.right if isinstance(base, A.Binary) and base.op == "+" else None
+            col = self.b.eval(offset, c.env) if offset is not None else 0
+            extent = None
+        else:
+            col, extent = self._tmem_columns(offset, c.env, columns)
+        self.events.append(Event(K.TMEM, c.node, self.index, c.mult, c.it, access, f"tmem:{names[0]}",
+                                 col, guarded=c.guarded, threads=self.mask, extent=extent))
+
+    def _tmem_columns(self, offset: A.Expr, env: dict,
+                      columns: int | None) -> tuple[int | None, tuple[int, int] | None]:
+        """The columns a tcgen05_ld reads over the role's threads: the offset at its first and last
+        thread (TileLang's offsets are `(threadIdx.x >> 7) * N`-like steps), plus N."""
+        mask = self.mask
+        if not mask or columns is None:
+            return None, None
+        ends = [self.b.eval(offset, {**env, "threadIdx.x": t}) for t in ((mask & -mask).bit_length() - 1,
+                                                                        mask.bit_length() - 1)]
+        known = [v for v in ends if v is not None]
+        if len(known) != len(ends):
+            return None, None
+        lo, hi = min(known), max(known) + columns
+        return lo, (lo, hi)
 
     def operand_extent(self, c: _Call, pos: int, name: str, shape: MmaShape, is_a: bool) -> tuple[int, int] | None:
         """The bytes of its buffer one wgmma operand reads over the once-walked loops around it
@@ -1570,6 +1611,7 @@ _CALL_HANDLERS = {
     K.DESC_INIT: _RoleWalker.on_desc_init,
     K.DESC_OFFSET: _RoleWalker.on_desc_offset,
     K.WGMMA: _RoleWalker.on_mma,
+    K.TMEM: _RoleWalker.on_tmem_ld,
     K.WGMMA_COMMIT: _RoleWalker.on_wgmma_commit,
     K.WGMMA_WAIT: _RoleWalker.on_wgmma_wait,
     K.CP_ASYNC: _RoleWalker.on_shared_pointer,
