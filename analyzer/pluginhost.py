@@ -359,6 +359,20 @@ def installed_entry_points(notes: list[ToolError] | None = None) -> list[EntryPo
     return found
 
 
+def _version(ep: EntryPoint) -> str:
+    """The version of an entry point's distribution; pipelint's own built-in plugins carry
+    pipelint's `__version__` without parsing its METADATA (an email-format parse per plugin, and
+    the `email` package's import, were a tenth of a one-file check's start-up)."""
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return ""
+    if _dist_name(dist) == "pipelint":
+        from . import __version__
+
+        return __version__
+    return dist.version
+
+
 def _dist_name(dist: Distribution | None) -> str:
     """The distribution's normalised name (PEP 503), read from its folder's name where it has one
     (`foo_bar-1.0.dist-info`, `foo_bar.egg-info`): parsing every installed METADATA file
@@ -421,7 +435,7 @@ def load_plugins(disable: Iterable[str] = (), extra_modules: Iterable[object] = 
                                          plugin=ep.name))
             continue
         seen_modules.add(ep.name)
-        _register(host, module, ep.name, ep.dist.version if ep.dist else "")
+        _register(host, module, ep.name, _version(ep))
     for name, modname in builtin_plugins().items():
         if name in off or name in seen_modules:
             continue

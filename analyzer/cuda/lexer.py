@@ -42,7 +42,7 @@ class FastLexer(Lexer):
         # One alternation per first character, in Lark's priority order: a
         # token costs one dict lookup and one short `re.match`.
         flags = lexer_conf.g_regex_flags
-        self.master = re.compile("|".join(g for g, _ in groups), flags)
+        self.master = _Deferred("|".join(g for g, _ in groups), flags, {}, ())   # the fallback
         self.dispatch = _dispatch(groups, flags)
         # only these terminals can span lines (comments, continued directives, strings)
         self.multiline = frozenset(t.name for t in terminals if "\\n" in t.pattern.to_regexp()
@@ -51,7 +51,7 @@ class FastLexer(Lexer):
         self.blank = re.compile(r"(?:[ \t\f\r\n]|\\\r?\n)*")
 
     def lex(self, text: str) -> Iterator[Token]:  # type: ignore[override]  # lark-cython calls lex(text)
-        dispatch, fallback = self.dispatch, self.master.match
+        dispatch, fallback = self.dispatch, self.master
         blank = self.blank.match
         ignore, keywords, retype = self.ignore, self.keywords, self.types.retype
         directives = FastLexer.directives
@@ -122,10 +122,33 @@ def _groups(terminals: list[Any], keywords: dict[str, str], ignore: frozenset[st
 
 def _dispatch(groups: list[tuple[str, frozenset]], flags: int) -> dict[str, Callable[..., Any]]:
     """ASCII character -> `match` of the alternation of the groups a token can start with it;
-    a character no group starts with is absent (the lexer falls back to the whole alternation)."""
-    dispatch = {}
+    a character no group starts with is absent (the lexer falls back to the whole alternation).
+    Each alternation is compiled when a token first starts with one of its characters
+    (`_Deferred`): compiling all of them was 40 ms of every process's start-up, and a kernel
+    starts its tokens with a fraction of them."""
+    dispatch: dict[str, Callable[..., Any]] = {}
+    by_pattern: dict[str, list[str]] = {}
     for ch in map(chr, range(1, 128)):
         alts = [g for g, firsts in groups if ch in firsts]
         if alts:
-            dispatch[ch] = re.compile("|".join(alts), flags).match
+            by_pattern.setdefault("|".join(alts), []).append(ch)
+    for pattern, chars in by_pattern.items():
+        deferred = _Deferred(pattern, flags, dispatch, tuple(chars))
+        for ch in chars:
+            dispatch[ch] = deferred
     return dispatch
+
+
+class _Deferred:
+    """A `match` compiled on its first call, which then takes its place in the dispatch table."""
+
+    __slots__ = ("pattern", "flags", "table", "chars")
+
+    def __init__(self, pattern: str, flags: int, table: dict[str, Callable[..., Any]], chars: tuple[str, ...]) -> None:
+        self.pattern, self.flags, self.table, self.chars = pattern, flags, table, chars
+
+    def __call__(self, text: str, pos: int) -> re.Match[str] | None:
+        match = re.compile(self.pattern, self.flags).match     # cached by `re` after the first time
+        for ch in self.chars:
+            self.table[ch] = match
+        return match(text, pos)
