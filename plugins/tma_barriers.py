@@ -292,6 +292,42 @@ class Release(_ProtocolCheck):
                 f"{f['buffer']} slot {f['slot']} arrive on after their last read")
 
 
+class LoadUnwaited(_ProtocolCheck):
+    """A TMA load whose completion nobody observes before its bytes are stored over, or at all."""
+
+    rule = Rule(
+        "tma-load-unwaited", "TmaLoadUnwaited",
+        "TMA load still landing when its slot is stored into, or never waited for",
+        "A TMA load writes its slot until the mbarrier phase it completes; a thread that stores into "
+        "the slot without having observed that phase may have its bytes overwritten by the load, and a "
+        "load whose phase no thread ever waits for may still be landing when the block exits.",
+        Severity.ERROR, "Wait on the load's barrier before storing into its slot; issue no load the "
+        "consumers never wait for (producer and consumer loops must run the same trips).",
+        ("correctness", "tma"),
+        rationale="When the producer's loop runs more iterations than the consumers', the last loads land "
+                  "in shared memory nobody waits on: an epilogue that reuses the same bytes (a C tile "
+                  "aliasing the A stages) is overwritten under it, and the block may exit with the copy in "
+                  "flight.")
+    hazards = (I.TMA_WAW, I.TMA_UNWAITED)
+
+    def message(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f = issue.facts
+        if issue.kind == I.TMA_WAW:
+            load = issue.related[0][0]
+            return (f"{kernel.roles[f['role']]} store into {f['buffer']} while the TMA load at line "
+                    f"{load.node.span.line} (iteration {load.where}) into the same bytes may still be landing: "
+                    f"they never observed phase {f['phase']} of {_bar(f['barrier'])}, which it completes")
+        return (f"the TMA load into {f['buffer']} slot {f['slot']} (iteration {issue.event.where}) completes phase "
+                f"{f['phase']} of {_bar(f['barrier'])}, which no thread ever waits for: its bytes may land after "
+                f"the block reuses the slot or exits")
+
+    def help(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        if issue.kind == I.TMA_WAW:
+            return f"wait on {_bar(issue.facts['barrier'])} before the store at line {issue.event.node.span.line}"
+        return ("make the consumers wait for every load the producer issues (the same trip count), or do not "
+                "issue this one")
+
+
 class TmemOrder(_ProtocolCheck):
     """Tensor Memory between the MMAs that write an accumulator and the tcgen05_ld that read it."""
 
@@ -533,8 +569,8 @@ class InitFence(_ProtocolCheck):
         return f"insert tl::{f['missing']}(); (then __syncthreads()) after the mbarrier inits, before line {line}"
 
 
-CHECKS = (ArrivalCount(), TxBytes(), Deadlock(), ReadBeforeWait(), Release(), TmemOrder(), StoreFence(), StoreWait(),
-          MmaFence(), WgmmaCommit(), WgmmaFence(), NotAnalyzed(), InitFence())
+CHECKS = (ArrivalCount(), TxBytes(), Deadlock(), ReadBeforeWait(), LoadUnwaited(), Release(), TmemOrder(), StoreFence(),
+          StoreWait(), MmaFence(), WgmmaCommit(), WgmmaFence(), NotAnalyzed(), InitFence())
 RULES = tuple(c.rule for c in CHECKS)
 _R = {c.id: c.rule for c in CHECKS}
 

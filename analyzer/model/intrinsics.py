@@ -93,6 +93,8 @@ class IssueKind(StrEnum):
     WAR_UNCONSUMED = "war-unconsumed"
     INIT_FENCE = "init-fence"
     UNANALYZED = "unanalyzed"
+    TMA_WAW = "tma-waw"                      # a plain store into a slot whose TMA load was not waited for
+    TMA_UNWAITED = "tma-unwaited"            # a TMA load whose phase no role ever waits for
     TMEM_RAW = "tmem-raw"                    # a tcgen05_ld before the MMAs writing those columns completed
     TMEM_WAR = "tmem-war"                    # an MMA into columns another role's tcgen05_ld may still read
 

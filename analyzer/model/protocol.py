@@ -221,9 +221,21 @@ class ProtocolSim:
             if not progress:
                 self.issues.extend(self.a._deadlock(traces, pcs, self.bars))
                 break
+        if all(pc >= len(t) for pc, t in zip(pcs, traces)):
+            self.unwaited_loads()
         for r in range(len(traces)):
             self.complete_copies(r, None)       # never waited for: complete at the role's end
         return self.issues
+
+    def unwaited_loads(self) -> None:
+        """TMA loads whose phase no role observed by the end: they may still be landing when the
+        block exits (the shared memory may already belong to the next block on the SM)."""
+        for gen in self.ranges.values():
+            for wb, phase, wev in gen.writes.values():
+                if wb is not None and all(known.get(wb, -1) < phase for known in self.known):
+                    self.issues.append(ProtocolIssue(IssueKind.TMA_UNWAITED, wev,
+                                                     {"barrier": wb, "phase": phase, "buffer": wev.buffer,
+                                                      "slot": self.model.slot(wev)}))
 
     # ------------------------------------------------------------------ cp.async completion
     def on_copy(self, r: int, ev: Event) -> bool:
@@ -442,7 +454,12 @@ class ProtocolSim:
                     self.issues.append(ProtocolIssue(IssueKind.TMEM_WAR, ev, {"role": r, "reader_role": q},
                                                      ((read, "tmem-read"),)))
             self.tmem_open[r].append(ev)
-            return True
+        else:
+            self._tmem_read(r, ev)
+        return True
+
+    def _tmem_read(self, r: int, ev: Event) -> None:
+        """A tcgen05_ld: every role's MMAs into its columns must be committed in a phase `r` knows."""
         for w in range(len(self.traces)):
             pending = next((m for m in self.tmem_open[w] if m.buffer == ev.buffer and _tmem_overlap(m, ev)), None)
             if pending is not None:
@@ -456,7 +473,6 @@ class ProtocolSim:
                                                                           "barrier": done[0], "phase": done[1]},
                                                  ((done[2], "tmem-write"),)))
         self.tmem_reads.setdefault(ev.buffer or "", []).append((r, self.vc[r][r], ev))
-        return True
 
     def live_readers(self, r: int) -> list[Reader]:
         """Role `r`'s readers of slots still holding what they read (the dead ones dropped)."""
@@ -512,11 +528,23 @@ class ProtocolSim:
             rng = self.model.byte_range(ev)
             if rng is not None:
                 for key in [k for k in self.ranges if k[0] == rng[0] and k[1] < rng[2] and rng[1] < k[2]]:
-                    for reader in self.ranges.pop(key).readers:
+                    gen = self.ranges.pop(key)
+                    self._landing(r, ev, gen)
+                    for reader in gen.readers:
                         reader.dead = True
         elif ev.access == "read" and ev.kind == K.SMEM:
             self.read(r, ev)
         return True
+
+    def _landing(self, r: int, ev: Event, gen: Generation) -> None:
+        """A store of role `r` over a slot a TMA load writes: the load must be known complete
+        (its phase observed), else its bytes may land after, or under, the store (WAW)."""
+        for wb, phase, wev in gen.writes.values():
+            if wb is not None and self.known[r].get(wb, -1) < phase:
+                self.issues.append(ProtocolIssue(IssueKind.TMA_WAW, ev, {"role": r, "buffer": ev.buffer,
+                                                                         "barrier": wb, "phase": phase},
+                                                 ((wev, "load"),)))
+                return
 
     def read(self, r: int, ev: Event) -> None:
         model = self.model
