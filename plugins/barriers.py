@@ -146,7 +146,23 @@ class NamedBarrierCount(KernelCheck):
                 help = (f"count the threads that reach the barrier at line {m.event.node.span.line}, or let the "
                         f"missing threads take part")
             out.append(self.finding(path, kernel, m.event.node, message, help=help))
-        return out
+        return out + _mixed(self, kernel, path)
+
+
+def _mixed(check: NamedBarrierCount, kernel: KernelModel, path: str) -> list[Finding]:
+    """Statements of one group whose barrier another group's arrivals at the same id can complete
+    (`model.mixing`), in line order."""
+    out = []
+    for ev, other in sorted(kernel.mixed_named.values(), key=lambda p: (p[0].node.span.line, p[0].node.span.column)):
+        ident, n = ev.barrier[1] if ev.barrier else "?", ev.value
+        mine, theirs = kernel.roles[ev.role], kernel.roles[other.role]
+        message = (f"named barrier {ident} counts {n} threads, and {mine} arrive here while {theirs} may arrive at "
+                   f"the same barrier (line {other.node.span.line}) with nothing ordering one arrival before the "
+                   f"other: a generation completes with any {n} of them, so warps of both groups can pass together "
+                   f"and the barrier orders neither group's threads")
+        out.append(check.finding(path, kernel, ev.node, message, [(other.node, "the other group's arrival")],
+                                 help=f"give {mine} and {theirs} barrier ids of their own"))
+    return out
 
 
 CHECKS = (MissingBarrier(), DivergentBarrier(), RedundantBarrier(), NamedBarrierCount())

@@ -82,3 +82,31 @@ def test_a_reduction_templates_named_barrier_is_checked_like_the_users(count: in
     text = text.replace("tl::NamedBarrier<128>", f"tl::NamedBarrier<{count}>")
     rules = sorted({r for r, _, _ in _text_errors(text) if r == "named-barrier-count"})
     assert rules == expected
+
+
+def test_two_groups_with_barriers_of_their_own_are_each_ordered() -> None:
+    assert _errors(FIXTURES / "kernels" / "named_ids_sm_80_s0.cu") == []
+
+
+def test_one_id_for_two_concurrent_groups_orders_neither() -> None:
+    # both warp groups `bar.sync 1, 128` with nothing ordering one group's arrival before the
+    # other's: a generation may take warps of both, so neither group's read of S[tx ^ 64] is
+    # ordered after the store it reads (`model.mixing`, decided on the simulation's vector clocks)
+    path = FIXTURES / "handwritten" / "named_ids_shared_sm_80_s0.cu"
+    errors = _errors(path)
+    assert [e for e in errors if e[0] == "named-barrier-count"] == [("named-barrier-count", 35),
+                                                                     ("named-barrier-count", 40)]
+    assert ("shared-race", 33) in errors
+    model = _model(path.read_text())
+    assert sorted(model.mixed_named) == sorted(id(ev.node) for ev in model.trace.all_events()
+                                               if ev.kind.value == "named_sync")
+
+
+def test_one_id_for_two_groups_in_turn_is_not_mixed() -> None:
+    # the same shared id, but a __syncthreads between the groups' uses orders one before the other
+    text = (FIXTURES / "handwritten" / "named_ids_shared_sm_80_s0.cu").read_text()
+    lines = text.splitlines()
+    i = next(n for n, line in enumerate(lines) if line.strip() == "} else {")
+    lines[i] = "  }  __syncthreads();  if (((int)threadIdx.x) >= 128) {"
+    found = _text_errors("\n".join(lines) + "\n")
+    assert [r for r, _, _ in found if r == "named-barrier-count"] == []

@@ -12,6 +12,7 @@ from .cpasync import CpAsyncAnalysis
 from .globalmem import GlobalHandoff
 from .kernel import KernelModel as KernelFacts
 from .mbarrier import MBarrierAnalysis
+from .mixing import mixed_statements
 from .named import CountMismatch, mismatches
 from .races import CrossRoleRaces
 
@@ -43,3 +44,9 @@ class KernelModel(KernelFacts):
     def named_barriers(self) -> list[CountMismatch]:
         """Named barriers whose count does not match the threads that reach them (`model.named`)."""
         return mismatches(list(self.trace.all_events()), [(r.lo, r.hi) for r in self.roles], self.trace.truncated)
+
+    @functools.cached_property
+    def mixed_named(self) -> dict[int, tuple]:
+        """Named-barrier statements whose generations can mix two groups' warps (`model.mixing`),
+        by node id, each with an arrival of the other group: they order nothing."""
+        return mixed_statements(self)

@@ -479,8 +479,8 @@ class _Sim:
         """`bar.sync id, n`: the role's threads that execute it, as a block barrier orders them,
         unless more threads reach it than its count (`model.named.overfull`: the first `n` pass
         together, whichever they are, so it orders no given pair)."""
-        if overfull(ev):
-            return
+        if overfull(ev) or id(ev.node) in self.model.mixed_named:
+            return              # or two groups' warps may pass it together (`model.mixing`)
         self.on_sync(ev)
 
     def on_warp_sync(self, ev: Event) -> None:

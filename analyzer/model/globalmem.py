@@ -51,7 +51,7 @@ class GlobalHandoff:
         copies = _InFlight()
         for ev in events:
             copies.step(ev)
-            if ev.kind in _ORDERS and not ev.guarded and not overfull(ev):
+            if ev.kind in _ORDERS and not ev.guarded and not overfull(ev) and id(ev.node) not in self.model.mixed_named:
                 pending.clear()
                 continue
             if ev.kind != K.GLOBAL or ev.space is None:

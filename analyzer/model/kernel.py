@@ -84,6 +84,7 @@ class KernelModel:
     mbarrier: Any
     races: Any
     global_handoff: Any
+    mixed_named: Any
 
     def __init__(self, func: A.FunctionDef, lines: LineMap | None = None,
                  registry: dict | None = None, runtime_trip: int | None = None,

@@ -379,7 +379,9 @@ class MBarrierAnalysis:
 
         tx_known = not any(i.kind == I.TX_BYTES for i in self._counts()) and all(
             v is not None for v in self.tma_bytes.values())
-        return ProtocolSim(self, tx_known).run()
+        sim = ProtocolSim(self, tx_known)
+        sim.absent = frozenset(self.model.mixed_named)
+        return sim.run()
 
     def _deadlock(self, traces, pcs, bars) -> list[ProtocolIssue]:
         issues = []

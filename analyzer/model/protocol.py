@@ -204,6 +204,13 @@ class ProtocolSim:
         self.tmem_open: list[list[Event]] = [[] for _ in range(n)]
         self.tmem_done: dict[tuple[str, int], tuple[Barrier, int, Event]] = {}
         self.tmem_reads: dict[str, list[tuple[int, int, Event]]] = {}
+        # named barriers two groups share (`model.mixing`): the ids watched, each arrival's role,
+        # clock, event and barrier instance, and the statements found arriving concurrently with
+        # another group's arrival at the same id; `absent`: statements that order nothing
+        self.watch: frozenset[int] = frozenset()
+        self.named_log: dict[int, list[tuple[int, list[int], Event, int]]] = {}
+        self.mixed: dict[int, tuple[Event, Event]] = {}
+        self.absent: frozenset[int] = frozenset()
 
     # ------------------------------------------------------------------ driver
     def run(self) -> list[ProtocolIssue]:
@@ -393,23 +400,7 @@ class ProtocolSim:
         """
         level = self.at_barrier.get(r)
         if level is None or level[0] != key:
-            group = self.open_group.get(key)
-            if group is None:
-                self.groups += 1
-                group = self.open_group[key] = {"roles": [], "threads": 0, "known": {}, "n": self.groups}
-            group["roles"].append(r)
-            group["threads"] += threads
-            merge(group["known"], self.known[r])
-            vc_max(group.setdefault("vc", [0] * len(self.vc)), self.vc[r])
-            self.vc[r][r] += 1
-            for reader in self.live_readers(r):
-                reader.release(("sync", key, group["n"]))
-            self.at_barrier[r] = level = (key, group)
-            live = [o for o in range(len(self.traces)) if self.pcs[o] < len(self.traces[o])]
-            full = (group["threads"] >= needed if needed else set(group["roles"]) >= set(live))
-            if full:
-                group["done"] = True
-                del self.open_group[key]
+            level = self._join(r, key, threads, needed, ev)
         group = level[1]
         if not blocking:                 # bar.arrive: counted, and on its way
             del self.at_barrier[r]
@@ -426,18 +417,56 @@ class ProtocolSim:
             self.recorder.passed(r, ev, group)
         return True
 
+    def _join(self, r: int, key: object, threads: int, needed: int | None, ev: Event | None) -> tuple:
+        """Role `r` arrives at barrier `key`: it joins (or opens) the barrier's open instance,
+        which completes once `needed` threads (None: every live role) have joined."""
+        group = self.open_group.get(key)
+        if group is None:
+            self.groups += 1
+            group = self.open_group[key] = {"roles": [], "threads": 0, "known": {}, "n": self.groups}
+        group["roles"].append(r)
+        group["threads"] += threads
+        merge(group["known"], self.known[r])
+        vc_max(group.setdefault("vc", [0] * len(self.vc)), self.vc[r])
+        if ev is not None and isinstance(key, tuple) and key[1] in self.watch:
+            self._concurrent_arrival(r, key[1], ev, group["n"])
+        self.vc[r][r] += 1
+        for reader in self.live_readers(r):
+            reader.release(("sync", key, group["n"]))
+        self.at_barrier[r] = level = (key, group)
+        live = [o for o in range(len(self.traces)) if self.pcs[o] < len(self.traces[o])]
+        full = (group["threads"] >= needed if needed else set(group["roles"]) >= set(live))
+        if full:
+            group["done"] = True
+            del self.open_group[key]
+        return level
+
+    def _concurrent_arrival(self, r: int, ident: int, ev: Event, instance: int) -> None:
+        """Role `r` arrives at named barrier `ident` (in barrier instance `instance`): an arrival
+        of another role at the same id in another instance that this one is not ordered after
+        (its clock component not past it) could have been counted in the same generation."""
+        clock = list(self.vc[r])
+        log = self.named_log.setdefault(ident, [])
+        for q, other, earlier, n in log:
+            if q != r and n != instance and clock[q] <= other[q]:
+                self.mixed.setdefault(id(ev.node), (ev, earlier))
+                self.mixed.setdefault(id(earlier.node), (earlier, ev))
+        log.append((r, clock, ev, instance))
+        if len(log) > 64:
+            del log[:len(log) - 64]
+
     def on_sync(self, r: int, ev: Event) -> bool:
         if id(ev.node) in self.disabled:
             return True
         return self.rendezvous(r, "block", ev.mult, None, ev=ev)
 
     def on_named_sync(self, r: int, ev: Event) -> bool:
-        if id(ev.node) in self.disabled or overfull(ev):
-            return True         # an overfull count orders no given pair (`model.named`)
+        if id(ev.node) in self.disabled or id(ev.node) in self.absent or overfull(ev):
+            return True         # an overfull count orders no given pair (`model.named`, `model.mixing`)
         return self.rendezvous(r, ev.barrier, ev.mult, ev.value or None, ev=ev)
 
     def on_named_arrive(self, r: int, ev: Event) -> bool:
-        if overfull(ev):
+        if overfull(ev) or id(ev.node) in self.absent:
             return True
         return self.rendezvous(r, ev.barrier, ev.mult, ev.value or None, blocking=False, ev=ev)
 

@@ -310,6 +310,7 @@ class CrossRoleRaces:
         assert analysis is not None
         sim = ProtocolSim(analysis, tx_known=False)
         sim.disabled = disabled
+        sim.absent = frozenset(self.model.mixed_named)
         recorder = RaceRecorder(sim, self.shared_buffers, self.shared_barriers)
         sim.recorder = recorder
         sim.run()
