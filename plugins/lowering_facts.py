@@ -196,7 +196,7 @@ def _ir_vs_cuda(v):
     versions = v.versions
     for name, cuda_versions in versions.items():
         shape = shapes.get(name)
-        if shape and len(shape) >= 2 and shape[0] > 1 and shape[0] != cuda_versions:
+        if shape and len(shape) >= 2 and shape[0] > 1 and not _implements(v, name, shape[0], cuda_versions):
             out.append(_finding("ir-cuda-mismatch", v, f"{name}: the IR gives it {shape[0]} versions "
                                 f"(shape {shape}) but the CUDA rotates over {cuda_versions} slots"))
     out.extend(_tma_boxes(v))
@@ -213,6 +213,21 @@ def _ir_vs_cuda(v):
                                 f"group(s) per stage keeps {n // groups} stage(s) in flight, but the buffers "
                                 f"have {expected + 1} versions (expected {expected} in flight)"))
     return out
+
+
+def _implements(v, name: str, ir_versions: int, cuda_slots: int) -> bool:
+    """Whether the CUDA's rotation over `cuda_slots` slots of `name` implements the IR's versions:
+    the same number, or, for a pipelined loop that runs fewer times than there are versions, as
+    many slots as the loop has trips (TileLang folds `k % 3` into `k` for a two-trip loop), with the
+    declaration holding every version where its size is known."""
+    if cuda_slots == ir_versions:
+        return True
+    model = v.model
+    trips = [loop.trip for loop in model.trace.loops.values() if loop.pipelined and not loop.runtime]
+    if not trips or cuda_slots != max(trips) or cuda_slots > ir_versions:
+        return False
+    buf, stages = model.buffers.get(name), model.stages.get(name)
+    return buf is None or buf.size is None or stages is None or buf.size >= ir_versions * stages.stride
 
 
 def _tma_boxes(v):
@@ -245,6 +260,12 @@ def _budget(v):
                      f"shared memory per block; the limit is {limit} ({limit // 1024} KB)")]
 
 
+def _has_pipelined_loop(v) -> bool:
+    """Whether a pipelined loop is left in the CUDA: with as many trips as stages TileLang unrolls it
+    away (every copy into its own slot, drained by waits), and no rotation says how many versions."""
+    return any(loop.pipelined for loop in v.model.trace.loops.values())
+
+
 def _trends(variants):
     by_arch = defaultdict(list)
     for v in variants:
@@ -257,7 +278,7 @@ def _arch_trends(arch: str, vs: list) -> list[Finding]:
     """The trends of one arch's variants, in num_stages order."""
     out = []
     for a, b in zip(vs, vs[1:]):
-        if b.max_versions < a.max_versions:
+        if b.max_versions < a.max_versions and _has_pipelined_loop(b):
             out.append(_finding("stage-trend", b, f"{arch}: versions fall from {a.max_versions} at "
                                 f"num_stages={a.num_stages} to {b.max_versions} at {b.num_stages}"))
         if a.in_flight is not None and b.in_flight is not None and b.in_flight < a.in_flight:
