@@ -314,6 +314,12 @@ class LoadUnwaited(_ProtocolCheck):
         f = issue.facts
         if issue.kind == I.TMA_WAW:
             load = issue.related[0][0]
+            if issue.event.kind == K.TMA_LOAD:
+                return (f"{kernel.roles[f['role']]} issue a TMA load into {f['buffer']} (iteration "
+                        f"{issue.event.where}) while the TMA load at line {load.node.span.line} (iteration "
+                        f"{load.where}) into the same bytes may still be landing: they never observed phase "
+                        f"{f['phase']} of {_bar(f['barrier'])}, which it completes, and two loads in flight "
+                        f"land in any order")
             return (f"{kernel.roles[f['role']]} store into {f['buffer']} while the TMA load at line "
                     f"{load.node.span.line} (iteration {load.where}) into the same bytes may still be landing: "
                     f"they never observed phase {f['phase']} of {_bar(f['barrier'])}, which it completes")

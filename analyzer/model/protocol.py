@@ -617,6 +617,8 @@ class ProtocolSim:
             self.issues.append(ProtocolIssue(
                 IssueKind.WAR_UNCONSUMED, ev, {"buffer": ev.buffer, "slot": self.model.slot(ev)},
                 ((prev, "earlier-load"),)))
+        else:
+            self._landing(r, ev, old)       # two loads in flight into one slot land in any order
         for reader in old.readers:
             self._unreleased(r, ev, reader)
         for reader in old.readers:
