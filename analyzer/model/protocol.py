@@ -88,6 +88,8 @@ class BarrierState:
     tx: int = 0
     completed: int = 0
     completed_at: tuple | None = None   # (role, iteration) of the last completion
+    announced: bool = False             # an expect_tx of the current phase came before its completion
+    held_open: bool = False             # the last completed phase had one (its loads' bytes held it)
 
 
 @dataclass
@@ -309,6 +311,7 @@ class ProtocolSim:
             st.completed += 1
             st.tx = 0
             st.completed_at = (ev.role, ev.iteration)
+            st.held_open, st.announced = st.announced, False
 
     # ------------------------------------------------------------------ mbarrier events
     def on_init(self, r: int, ev: Event) -> bool:
@@ -341,6 +344,7 @@ class ProtocolSim:
         self.vc[r][r] += 1
         if ev.kind == K.MBAR_ARRIVE_EXPECT_TX:
             st.tx += (ev.value or 0) * ev.mult
+            st.announced = True
         st.arrivals += ev.mult
         self.complete(b, ev)
         return True
@@ -361,6 +365,7 @@ class ProtocolSim:
         st = self.state(ev)
         if st is not None:
             st.tx += (ev.value or 0) * ev.mult
+            st.announced = True
         return True
 
     def on_wait(self, r: int, ev: Event) -> bool:
@@ -526,8 +531,10 @@ class ProtocolSim:
             return True
         # Without byte counts the phase completes at the arrive; loads the same
         # thread issues after it in the same iteration still count towards that
-        # phase (the hardware holds it open for their bytes).
-        late = not self.tx_known and st.completed_at == (r, ev.iteration)
+        # phase (the hardware holds it open for their bytes) if an expect_tx announced
+        # them before the phase completed: an `arrive()` before its `expect_tx` completes the
+        # phase on arrivals alone (tx-count 0), and the loads land in the next one.
+        late = not self.tx_known and st.completed_at == (r, ev.iteration) and st.held_open
         self.tma_write(r, ev, st.completed - (1 if late else 0))
         size = self.a.tma_bytes.get(id(ev))
         if self.tx_known and size is not None and ev.barrier is not None:
