@@ -213,19 +213,9 @@ def _finding(kernel: KernelModel, path: str, h: Hazard) -> Finding:
     where = f"iteration {b.where}" if b.iteration else "outside the pipelined loop"
     related = [(a.node, f"{'store' if h.kind != H.WAR_PLAIN else 'load'} of {wrote} by {who_a}"),
                (b.node, f"{'load' if h.kind == H.RAW_PLAIN else 'store'} of {other} by {who_b}")]
-    if _same_statement(a.node, b.node) and h.kind != H.WAW_PLAIN:
-        rule = _R["shared-race"]
-        both = describe(a.threads | b.threads) if a.threads | b.threads else who_b
-        message = (f"race on {wrote}: the read-modify-write at line {a.node.span.line} is run by several "
-                   f"threads ({both}) on the same bytes, so one thread may read before or after another's "
-                   f"store (RAW/WAR) with no ordering between them")
-        return make_finding(rule, path, kernel, b.node, message, related,
-                            help=f"let one thread update {wrote} (guard line {a.node.span.line}), or use an atomic")
-    if a.node is b.node:
-        message = (f"WAW race on {wrote}: the store at line {a.node.span.line} is run by several threads that "
-                   f"write different values to the same bytes")
-        return make_finding(_R["shared-write-race"], path, kernel, a.node, message, related,
-                            help=f"guard the store at line {a.node.span.line} so one thread writes")
+    one = _one_statement(kernel, path, h, related, who_b)
+    if one is not None:
+        return one
     if h.scope is not None:
         bar = h.scope.node
         related.append((bar, f"named barrier that {who_a} do not take part in"))
@@ -235,6 +225,8 @@ def _finding(kernel: KernelModel, path: str, h: Hazard) -> Finding:
         return make_finding(_R["barrier-scope"], path, kernel, b.node, message, related,
                             help=f"replace the barrier at line {bar.span.line} by one that {who_a} also take part "
                                  f"in (__syncthreads())", at=point(bar))
+    if h.kind == H.WAR_PLAIN and a.committed:
+        return _under_mma(kernel, path, h, related, who_b, where)
     # across roles (different branches) the barrier goes before the second access, in its branch
     spot = statement_before(kernel.func, a.node, b.node) if a.role == b.role else statement_of(kernel.func, b.node)
     rule = _R["shared-write-race"] if h.kind == H.WAW_PLAIN else _R["shared-race"]
@@ -244,6 +236,40 @@ def _finding(kernel: KernelModel, path: str, h: Hazard) -> Finding:
                f"barrier both take part in between{_for_arguments(kernel, h)}")
     return make_finding(rule, path, kernel, b.node, message, related,
                         help=f"insert __syncthreads(); before line {spot.span.line}", at=point(spot))
+
+
+def _one_statement(kernel: KernelModel, path: str, h: Hazard, related: list, who_b: str) -> Finding | None:
+    """A race of one statement with itself: a read-modify-write several threads run on the same
+    bytes, or one store several threads run with different values (None for two statements)."""
+    a, b = h.first, h.second
+    wrote = a.buffer or h.buffer
+    if _same_statement(a.node, b.node) and h.kind != H.WAW_PLAIN:
+        both = describe(a.threads | b.threads) if a.threads | b.threads else who_b
+        message = (f"race on {wrote}: the read-modify-write at line {a.node.span.line} is run by several "
+                   f"threads ({both}) on the same bytes, so one thread may read before or after another's "
+                   f"store (RAW/WAR) with no ordering between them")
+        return make_finding(_R["shared-race"], path, kernel, b.node, message, related,
+                            help=f"let one thread update {wrote} (guard line {a.node.span.line}), or use an atomic")
+    if a.node is b.node:
+        message = (f"WAW race on {wrote}: the store at line {a.node.span.line} is run by several threads that "
+                   f"write different values to the same bytes")
+        return make_finding(_R["shared-write-race"], path, kernel, a.node, message, related,
+                            help=f"guard the store at line {a.node.span.line} so one thread writes")
+    return None
+
+
+def _under_mma(kernel: KernelModel, path: str, h: Hazard, related: list, who: str, where: str) -> Finding:
+    """A store into an operand a tcgen05 MMA may still be reading: its reads last until the phase
+    its tcgen05.commit arrives in, which the writers have not observed (a barrier does not wait
+    for it)."""
+    a, b = h.first, h.second
+    message = (f"WAR race: {who} overwrite {b.buffer or h.buffer} at line {b.node.span.line} ({where}) while the "
+               f"tcgen05 MMA at line {a.node.span.line} may still be reading those bytes: an MMA reads its shared "
+               f"operands asynchronously, until the phase its tcgen05.commit arrives in, and nothing orders the "
+               f"store after that phase{_for_arguments(kernel, h)}")
+    return make_finding(_R["shared-race"], path, kernel, b.node, message, related,
+                        help=f"wait on the barrier the MMAs' tcgen05.commit arrives on before line {b.node.span.line}",
+                        at=point(statement_of(kernel.func, b.node)))
 
 
 def _for_arguments(kernel: KernelModel, h: Hazard) -> str:

@@ -190,7 +190,11 @@ class ProtocolSim:
         self.issues: list[ProtocolIssue] = []
         # Vector clocks (one component per role) for ordering plain accesses across roles:
         # a role ticks its own component after each synchronisation it takes part in.
-        self.vc: list[list[int]] = [[1 if q == r else 0 for q in range(n)] for r in range(n)]
+        # ... and one more component per role for its tensor-core unit (`n + r`): a tcgen05 MMA's
+        # read of shared memory lasts until its commit's arrival, so only the commit's phase, not
+        # the role's program order, hands it on (`unit`: the epoch of the role's uncommitted MMAs)
+        self.vc: list[list[int]] = [[1 if q == r else 0 for q in range(2 * n)] for r in range(n)]
+        self.unit = [1] * n
         self.handed_vc: dict[tuple[Barrier, int], list[int]] = {}
         self.disabled: frozenset[int] = frozenset()      # barrier nodes treated as absent
         self.recorder: AccessRecorder | None = None
@@ -340,7 +344,12 @@ class ProtocolSim:
             self.tmem_open[r] = []
         handed = self.handed.setdefault((b, phase), {})
         merge(handed, self.known[r])
-        vc_max(self.handed_vc.setdefault((b, phase), [0] * len(self.vc)), self.published(r, ev))
+        handed_vc = self.handed_vc.setdefault((b, phase), [0] * (2 * len(self.vc)))
+        vc_max(handed_vc, self.published(r, ev))
+        if ev.kind == K.MMA_ARRIVE:         # fires when the role's MMAs so far have completed
+            unit = len(self.vc) + r
+            handed_vc[unit] = max(handed_vc[unit], self.unit[r])
+            self.unit[r] += 1
         self.vc[r][r] += 1
         if ev.kind == K.MBAR_ARRIVE_EXPECT_TX:
             st.tx += (ev.value or 0) * ev.mult
@@ -432,7 +441,7 @@ class ProtocolSim:
         group["roles"].append(r)
         group["threads"] += threads
         merge(group["known"], self.known[r])
-        vc_max(group.setdefault("vc", [0] * len(self.vc)), self.vc[r])
+        vc_max(group.setdefault("vc", [0] * (2 * len(self.vc))), self.vc[r])
         if ev is not None and isinstance(key, tuple) and key[1] in self.watch:
             self._concurrent_arrival(r, key[1], ev, group["n"])
         self.vc[r][r] += 1

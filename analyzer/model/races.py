@@ -23,11 +23,12 @@ import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..cuda import ast as A
 from .cpasync import Hazard
 from .intrinsics import HazardKind as H
 from .intrinsics import K
 from .protocol import AccessRecorder, ProtocolSim
-from .threads import cross_thread, different_values, stored_value
+from .threads import LaneRecipe, cross_thread, different_values, stored_value, touch
 from .trace import Event
 from .wgmma import shares_warpgroup
 
@@ -140,6 +141,9 @@ class RaceRecorder(AccessRecorder):
 
     def record(self, r: int, ev: Event, space: str, start: int, end: int, write: bool) -> None:
         vc = self.sim.vc[r]
+        # a tcgen05 MMA's read: checked against what its role knows at the issue, kept as an
+        # access of the role's tensor-core unit, which only the commit's phase orders (`ProtocolSim`)
+        owner, epoch = (len(self.sim.vc) + r, self.sim.unit[r]) if ev.committed else (r, vc[r])
         # an mbarrier word is 8 bytes every access of it covers exactly: one list per word, so a
         # use is compared with that word's accesses only, not with every barrier's (the heaviest
         # persistent kernels make tens of thousands of barrier uses)
@@ -157,7 +161,7 @@ class RaceRecorder(AccessRecorder):
                 continue
             self.conflict(old, r, ev, write)
         self.made += 1
-        access = _Access(ev, r, vc[r], write, start, end, tuple(self.partials.get(r, ())), self.made)
+        access = _Access(ev, owner, epoch, write, start, end, tuple(self.partials.get(r, ())), self.made)
         records.append(access)
         if write:
             writes.append(access)
@@ -211,10 +215,22 @@ class RaceRecorder(AccessRecorder):
         """Whether the two accesses (of different roles, so of different threads) share a byte."""
         if a.unknown_footprint or b.unknown_footprint or a.possible or b.possible:
             return None
+        if a.committed or b.committed:
+            return self._operand_met(b, a) if a.committed else self._operand_met(a, b)
         if a.lanes is not None and b.lanes is not None:
             return cross_thread(a.lanes, b.lanes, self.model.index.memo["eval"], self.model.shift(a, b))
         return True if a.extent is not None and b.extent is not None else None
 
+
+    def _operand_met(self, other: Event, mma: Event) -> bool | None:
+        """Whether `other` touches the first 16 bytes a tcgen05 MMA's operand descriptor points at
+        (the first row of its first core matrix, which the MMA certainly reads): True decides the
+        race; otherwise None, since the rest of the operand's layout is not decoded here."""
+        if other.lanes is None or mma.offset is None or mma.buffer is None:
+            return None
+        first = LaneRecipe(A.Number(str(mma.offset), mma.node.span), 1, 16, (), (), mma.threads or 1,
+                           launch=other.lanes.launch)
+        return True if touch(other.lanes, first, self.model.index.memo["eval"], self.model.shift(other, mma)) else None
 
     def replicated(self, a: Event, b: Event) -> bool | None:
         """One store run by two roles onto common bytes: a race only where the colliding threads
