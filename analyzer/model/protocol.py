@@ -105,7 +105,7 @@ class Reader:
     in_flight: bool = False          # a tcgen05 MMA's read not yet covered by a tcgen05.commit
 
     def __post_init__(self) -> None:
-        self.in_flight = self.event.committed
+        self.in_flight = self.event is not None and self.event.committed
 
     def release(self, rel: tuple, commit: bool = False) -> None:
         """Record a release after the read; the first arrival on each barrier is the one
@@ -119,7 +119,7 @@ class Reader:
         may come first.  What is ordered after the commit's phase (a consumer that waited on it,
         then arrived on the slot's empty barrier) reaches the writer through the phase itself
         (`ProtocolSim.released`: the frontier)."""
-        if self.event.committed:
+        if self.event is not None and self.event.committed:
             if not (commit and self.in_flight):
                 return
             self.in_flight = False
