@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import itertools
 import json
 import os
 import signal
@@ -205,7 +206,7 @@ def check_kernel_all_trips(model: KernelModel, parsed: ParsedFile, path: str, ho
     """
     trips = model.feasible_trips()
     if not trips:
-        return host.check_kernel(model, parsed, path, enabled)
+        return _in_block_scenarios(model, parsed, path, host, enabled, *host.check_kernel(model, parsed, path, enabled))
     per_trip: dict[tuple, dict[int, Finding]] = {}
     errors: list[ToolError] = []
     for trip in trips:
@@ -220,7 +221,57 @@ def check_kernel_all_trips(model: KernelModel, parsed: ParsedFile, path: str, ho
     where = model.zero_trip_condition() if zero_only else None
     out = [q for key, by_trip in per_trip.items()
            if (q := _quantified(host.rules.get(key[0]), by_trip, trips, block_zero.get(key), where)) is not None]
-    return out, errors
+    return _in_block_scenarios(model, parsed, path, host, enabled, out, errors)
+
+
+MAX_BLOCK_IFS = 2       # block-uniform `if`s around synchronisation split into scenarios (2^n runs)
+
+
+def _in_block_scenarios(model: KernelModel, parsed: ParsedFile, path: str, host: PluginHost,
+                        enabled: frozenset[str] | None, found: list[Finding],
+                        errors: list[ToolError]) -> tuple[list[Finding], list[ToolError]]:
+    """The kernel again in the blocks where each block-uniform `if` around a barrier, wait or
+    arrival (`Trace.block_ifs`: `if (blockIdx.x == 0) __syncthreads();`) takes one branch: the
+    walk of `found` took both in turn, so a barrier in one branch counted for every block.  A
+    hazard a feasible scenario shows is added, saying in which blocks; a performance claim stays
+    only if every feasible scenario makes it too."""
+    if not model.trace.block_ifs:
+        return found, errors
+    runs = _block_runs(model, parsed, path, host, enabled, errors)
+
+    def key(f: Finding) -> tuple:
+        return (f.rule, f.location.line, f.location.column)
+
+    def claim(f: Finding) -> bool:
+        rule = host.rules.get(f.rule)
+        return rule is not None and rule.category == "performance"
+
+    kept = [f for f in found if not claim(f) or all(key(f) in {key(g) for g in got} for _, got in runs)]
+    seen = {key(f) for f in found}
+    for forced, got in runs:
+        where = model.branches_condition(forced)
+        for f in got:
+            if claim(f) or f.severity not in (Severity.ERROR, Severity.WARNING) or key(f) in seen:
+                continue
+            seen.add(key(f))
+            kept.append(replace(f, message=f"{f.message} (in blocks where {where})" if where else f.message))
+    return kept, errors
+
+
+def _block_runs(model: KernelModel, parsed: ParsedFile, path: str, host: PluginHost,
+                enabled: frozenset[str] | None, errors: list[ToolError]) -> list[tuple[tuple, list[Finding]]]:
+    """Each feasible choice of branches of the first `MAX_BLOCK_IFS` block-uniform `if`s, with
+    the findings of the kernel in those blocks."""
+    ifs = model.trace.block_ifs[:MAX_BLOCK_IFS]
+    runs: list[tuple[tuple, list[Finding]]] = []
+    for polarities in itertools.product((True, False), repeat=len(ifs)):
+        forced = tuple(zip(ifs, polarities))
+        if model.branches_hold(forced) is False:
+            continue                # no block of any launch takes these branches
+        got, errs = host.check_kernel(model.with_branches(forced), parsed, path, enabled)
+        errors.extend(e for e in errs if e not in errors)
+        runs.append((forced, got))
+    return runs
 
 
 _SET_DECIDED = frozenset({"shared-race", "shared-write-race"})   # hazards the sets decide, guards and all

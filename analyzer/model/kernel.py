@@ -91,7 +91,8 @@ class KernelModel:
                  index: KernelIndex | None = None,
                  stages: dict[str, BufferStages] | None = None, roles: list[Role] | None = None,
                  handoff_params: frozenset[str] | None = None,
-                 assumptions: tuple[tuple[A.Expr, bool], ...] = ()) -> None:
+                 assumptions: tuple[tuple[A.Expr, bool], ...] = (),
+                 forced: tuple[tuple[int, bool], ...] = ()) -> None:
         assert func.body is not None
         self.func = func
         self.name = func.name
@@ -113,8 +114,9 @@ class KernelModel:
         self.runtime_trip = runtime_trip if self.runtime_loops else None
         self.assumptions = assumptions
         self._conditions: dict[bool, tuple[tuple[A.Expr, bool], ...]] = {}
+        self.forced = forced
         self.trace: Trace = TraceBuilder(func, self.layout, self.threads, self.index, self.runtime_trip,
-                                         roles, self.handoff_params, assumptions).build()
+                                         roles, self.handoff_params, assumptions, forced).build()
         # The version dimension is a property of the buffers, not of one trip
         # count: a one-iteration scenario touches one slot and could not see it.
         self.stages = stages if stages is not None else self._stages()
@@ -256,6 +258,36 @@ class KernelModel:
             assumptions = self._conditions.setdefault(trip == 0, _trip_conditions(counts, trip))
         return type(self)(self.func, self.lines, runtime_trip=trip, index=self.index, stages=self.stages,
                           roles=self.roles, handoff_params=self.handoff_params, assumptions=assumptions)
+
+    def with_branches(self, forced: tuple[tuple[A.If, bool], ...]) -> Self:
+        """The same kernel in the blocks where each block-uniform `if` of `forced` takes the given
+        branch (`Trace.block_ifs`): only that branch is walked, and its condition guards every
+        access, so a barrier in the other branch orders nothing here."""
+        assumptions = self.assumptions + tuple((node.cond, polarity) for node, polarity in forced)
+        return type(self)(self.func, self.lines, runtime_trip=self.runtime_trip, index=self.index, stages=self.stages,
+                          roles=self.roles, handoff_params=self.handoff_params, assumptions=assumptions,
+                          forced=tuple((id(node), polarity) for node, polarity in forced))
+
+    def branches_hold(self, forced: tuple[tuple[A.If, bool], ...]) -> bool | None:
+        """Whether some launch has a block where every `if` of `forced` takes the given branch."""
+        from .presburger import satisfiable
+        from .threads import LaneRecipe
+
+        conditions = tuple((node.cond, polarity) for node, polarity in forced)
+        launch = self.trace.launch
+        return satisfiable(LaneRecipe(A.Number("0", self.func.span), 1, 1, (), (), 1, conditions,
+                                      uniform=launch.uniform if launch is not None else frozenset()))
+
+    def branches_condition(self, forced: tuple[tuple[A.If, bool], ...]) -> str | None:
+        """Those blocks, as a condition on the block index and the arguments (`blockIdx.x >= 1`)."""
+        from .presburger import condition
+        from .threads import LaneRecipe
+
+        conditions = tuple((node.cond, polarity) for node, polarity in forced)
+        launch = self.trace.launch
+        found = condition(LaneRecipe(A.Number("0", self.func.span), 1, 1, (), (), 1, conditions,
+                                     uniform=launch.uniform if launch is not None else frozenset()))
+        return None if found in (None, "always") else found
 
     def trip_counts(self) -> list[A.Expr]:
         """The run-time-bound loops' trip counts as expressions of the launch, or [] when one of

@@ -299,6 +299,10 @@ class ProtocolSim:
             # decided by the whole cluster: assume the protocol holds (see the cluster note)
             if ev.kind == K.MBAR_WAIT:
                 self.known[r][b] = 1 << 30
+            elif ev.kind == K.MMA_ARRIVE:       # and the role's MMAs complete by its next step
+                unit = len(self.vc) + r
+                self.vc[r][unit] = max(self.vc[r][unit], self.unit[r])
+                self.unit[r] += 1
             return True
         if self.recorder is not None and ev.kind in MBAR_EVENT_KINDS:
             self.recorder.barrier_use(r, ev)

@@ -178,6 +178,10 @@ class Trace:
     # arguments (its bound minus its start, through the symbolic locals); None where it reads
     # anything else (a thread, memory, a local with no value)
     trip_exprs: dict[int, A.Expr | None] = field(default_factory=dict)
+    # `if`s on the launch values and kernel arguments only (every thread of a block takes the same
+    # branch) with a barrier, wait or arrival in a branch: the walk takes both branches in turn,
+    # so a barrier in one counts for every block; `KernelModel.with_branches` walks one
+    block_ifs: tuple[A.If, ...] = ()
 
     def all_events(self) -> Iterator[Event]:
         """Every role's events, role by role."""
@@ -377,11 +381,16 @@ class TraceBuilder:
     def __init__(self, func: A.FunctionDef, layout: SharedLayout, threads: int, index: KernelIndex,
                  runtime_trip: int | None = None, roles: list[Role] | None = None,
                  global_params: frozenset[str] = frozenset(),
-                 assumptions: tuple[tuple[A.Expr, bool], ...] = ()) -> None:
+                 assumptions: tuple[tuple[A.Expr, bool], ...] = (),
+                 forced: tuple[tuple[int, bool], ...] = ()) -> None:
         self.func = func
         # conditions on the launch a trip-count scenario holds under (`KernelModel.with_trip`):
         # guards of every access, so the sets meet only where the scenario's count is real
         self.assumptions = assumptions
+        # block-uniform `if`s (by node id) walked down one branch only (`KernelModel.with_branches`)
+        self.forced = dict(forced)
+        self.block_ifs: dict[int, A.If] = {}
+        self._sync_stmts: dict[int, bool] = {}
         self.trip_exprs: dict[int, A.Expr | None] = {}
         self.global_params = global_params    # global buffers the block both writes and reads
         self.runtime_trip = runtime_trip
@@ -411,6 +420,14 @@ class TraceBuilder:
         self.pointer_args = frozenset(p.name for p in func.params if p.name and "*" in p.type)
         self._global_stmts: dict[int, bool] = {}
         self._rotating: dict[int, bool] = {}
+
+    def synchronises(self, node: A.Node) -> bool:
+        """Whether a statement holds a barrier, a wait or an arrival (a call whose kind orders)."""
+        found = self._sync_stmts.get(id(node))
+        if found is None:
+            found = self._sync_stmts[id(node)] = any(
+                isinstance(n, A.Call) and (n.name == "__syncthreads" or _orders(n)) for n in node.walk())
+        return found
 
     def touches_global(self, node: A.Node) -> bool:
         """Whether a statement names a pointer argument of the kernel (global memory)."""
@@ -657,7 +674,7 @@ class TraceBuilder:
             events.append(walker.events)
         return Trace(roles, events, self.loops, self.truncated, dict(self.unknown), self.cluster,
                      frozenset(self.cluster_barriers), dict(self.opaque_barriers), self.launch,
-                     dict(self.trip_exprs))
+                     dict(self.trip_exprs), tuple(self.block_ifs.values()))
 
 
 class _RoleWalker:
@@ -876,6 +893,8 @@ class _RoleWalker:
         # the guard narrows the sets, and the statements stay unguarded (a barrier in them is
         # every thread's)
         thread_free = "threadIdx.x" not in _names_of(cond) and not any(n in self.ranges for n in _names_of(cond))
+        if thread_free and self._block_branch(s, cond, env, mult, it, guarded):
+            return
         walks: list[Callable[[], None]] = []
         for branch, polarity in ((s.then, True), (s.other, False)):
             if branch is None:
@@ -889,6 +908,21 @@ class _RoleWalker:
             # sets is the select of the two (`if (bx >= 2) c = bx - 2;`), not the branch's value
             walks.append(_skip)
         self._joined(walks, cond if thread_free else None)
+
+    def _block_branch(self, s: A.If, cond: A.Expr, env: dict, mult: int, it: tuple, guarded: bool) -> bool:
+        """A block-uniform `if` around a barrier, wait or arrival: in a scenario that fixes its
+        branch (`KernelModel.with_branches`) only that branch is walked (True); otherwise it is
+        recorded (`Trace.block_ifs`) and both are walked as before (False)."""
+        if not any(b is not None and self.b.synchronises(b) for b in (s.then, s.other)):
+            return False
+        forced = self.b.forced.get(id(s))
+        if forced is None:
+            self.b.block_ifs.setdefault(id(s), s)
+            return False
+        branch = s.then if forced else s.other
+        if branch is not None:
+            self._uniform_walk(branch, cond, forced, env, mult, it, guarded)
+        return True
 
     def _uniform_walk(self, body: A.Node, cond: A.Expr, polarity: bool, env: dict, mult: int, it: tuple,
                       guarded: bool) -> None:
@@ -1620,6 +1654,15 @@ _CALL_HANDLERS = {
     K.TMA_STORE: _RoleWalker.on_shared_pointer,
 }
 
+def _orders(call: A.Call) -> bool:
+    """A call whose intrinsic kind orders (a barrier, a wait, an arrival, a commit)."""
+    intr = call_kind(call)
+    return intr is not None and intr.kind in _ORDER_KINDS
+
+
+_ORDER_KINDS = frozenset({K.SYNC, K.NAMED_SYNC, K.NAMED_ARRIVE, K.WAIT, K.COMMIT, K.MBAR_ARRIVE, K.MBAR_WAIT,
+                          K.MBAR_ARRIVE_EXPECT_TX, K.MBAR_EXPECT_TX, K.CP_ASYNC_ARRIVE, K.CP_ASYNC_ARRIVE_INC,
+                          K.MMA_ARRIVE, K.WGMMA_WAIT, K.TMA_STORE_WAIT, K.WARP_SYNC})
 _UNSET = object()
 # An unknown call whose name says it synchronises is worth a note even without a shared pointer.
 SYNC_WORDS = ("sync", "barrier", "arrive", "wait", "commit", "fence", "mbarrier")
