@@ -246,7 +246,8 @@ def _in_block_scenarios(model: KernelModel, parsed: ParsedFile, path: str, host:
         rule = host.rules.get(f.rule)
         return rule is not None and rule.category == "performance"
 
-    kept = [f for f in found if not claim(f) or all(key(f) in {key(g) for g in got} for _, got in runs)]
+    kept = [f for f in found if not claim(f) or all(key(f) in {key(g) for g in got}
+                                                    for forced, got in runs if not _skipped(forced, f))]
     seen = {key(f) for f in found}
     for forced, got in runs:
         where = model.branches_condition(forced)
@@ -256,6 +257,17 @@ def _in_block_scenarios(model: KernelModel, parsed: ParsedFile, path: str, host:
             seen.add(key(f))
             kept.append(replace(f, message=f"{f.message} (in blocks where {where})" if where else f.message))
     return kept, errors
+
+
+def _skipped(forced: tuple, f: Finding) -> bool:
+    """Whether a finding lies in a branch the scenario `forced` does not take: it has no say there
+    (a barrier in the branch of the other blocks is neither needed nor removable in these)."""
+    line = f.location.line
+    for node, polarity in forced:
+        other = node.other if polarity else node.then
+        if other is not None and other.span.line <= line <= other.span.end_line:
+            return True
+    return False
 
 
 def _block_runs(model: KernelModel, parsed: ParsedFile, path: str, host: PluginHost,
