@@ -915,6 +915,9 @@ class _RoleWalker:
         recorded (`Trace.block_ifs`) and both are walked as before (False)."""
         if not any(b is not None and self.b.synchronises(b) for b in (s.then, s.other)):
             return False
+        uniform = self.b.uniform
+        if not all(n in uniform or n in _LAUNCH_VALUES or n in ("blockIdx", "gridDim") for n in _names_of(s.cond)):
+            return False        # a loop's counter too (a persistent kernel's tail): not one branch per block
         forced = self.b.forced.get(id(s))
         if forced is None:
             self.b.block_ifs.setdefault(id(s), s)
