@@ -29,14 +29,17 @@ if TYPE_CHECKING:
 def shared_ids(model: KernelModel) -> frozenset[int]:
     """Named-barrier ids that two statements of different roles name with the same constant count,
     each executed by at least that many threads, on disjoint thread sets."""
-    by_id: dict[int, list[tuple[Event, int]]] = {}
+    by_id: dict[int, dict[tuple, tuple[Event, int]]] = {}
     for ev in model.trace.all_events():
         ident = _decided_id(ev)
         if ident is not None:
             role = model.roles[ev.role]
-            by_id.setdefault(ident, []).append((ev, event_threads(ev, role.lo, role.hi)))
+            threads = event_threads(ev, role.lo, role.hi)
+            # one entry per statement, role, count and threads: a loop unrolls a statement into
+            # thousands of events that are all the same question
+            by_id.setdefault(ident, {}).setdefault((id(ev.node), ev.role, ev.value, threads), (ev, threads))
     return frozenset(ident for ident, uses in by_id.items()
-                     if any(_apart(a, ta, b, tb) for a, ta in uses for b, tb in uses))
+                     if any(_apart(a, ta, b, tb) for a, ta in uses.values() for b, tb in uses.values()))
 
 
 def _decided_id(ev: Event) -> int | None:
