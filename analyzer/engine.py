@@ -239,24 +239,34 @@ def _in_block_scenarios(model: KernelModel, parsed: ParsedFile, path: str, host:
         return found, errors
     runs = _block_runs(model, parsed, path, host, enabled, errors)
 
-    def key(f: Finding) -> tuple:
-        return (f.rule, f.location.line, f.location.column)
-
     def claim(f: Finding) -> bool:
         rule = host.rules.get(f.rule)
         return rule is not None and rule.category == "performance"
 
-    kept = [f for f in found if not claim(f) or all(key(f) in {key(g) for g in got}
+    kept = [f for f in found if not claim(f) or all(_place(f) in {_place(g) for g in got}
                                                     for forced, got in runs if not _skipped(forced, f))]
-    seen = {key(f) for f in found}
-    for forced, got in runs:
-        where = model.branches_condition(forced)
-        for f in got:
-            if claim(f) or f.severity not in (Severity.ERROR, Severity.WARNING) or key(f) in seen:
-                continue
-            seen.add(key(f))
-            kept.append(replace(f, message=f"{f.message} (in blocks where {where})" if where else f.message))
+    kept += _block_hazards(model, runs, {_place(f) for f in found}, claim)
     return kept, errors
+
+
+def _place(f: Finding) -> tuple:
+    return (f.rule, f.location.line, f.location.column)
+
+
+def _block_hazards(model: KernelModel, runs: list[tuple[tuple, list[Finding]]], seen: set[tuple],
+                   claim: Any) -> list[Finding]:
+    """The hazards the block scenarios show that the walk of both branches did not, each saying in
+    which blocks (`seen`: the places already reported; updated)."""
+    out = []
+    for forced, got in runs:
+        added = [f for f in got if not claim(f) and f.severity in (Severity.ERROR, Severity.WARNING)
+                 and _place(f) not in seen]
+        where = model.branches_condition(forced) if added else None     # an isl question: only if used
+        for f in added:
+            if _place(f) not in seen:
+                seen.add(_place(f))
+                out.append(replace(f, message=f"{f.message} (in blocks where {where})" if where else f.message))
+    return out
 
 
 def _skipped(forced: tuple, f: Finding) -> bool:

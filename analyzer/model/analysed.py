@@ -13,8 +13,9 @@ from .globalmem import GlobalHandoff
 from .kernel import KernelModel as KernelFacts
 from .mbarrier import MBarrierAnalysis
 from .mixing import mixed_statements
-from .named import CountMismatch, mismatches
+from .named import CountMismatch, mismatches, overfull
 from .races import CrossRoleRaces
+from .trace import Event
 
 
 class KernelModel(KernelFacts):
@@ -50,3 +51,9 @@ class KernelModel(KernelFacts):
         """Named-barrier statements whose generations can mix two groups' warps (`model.mixing`),
         by node id, each with an arrival of the other group: they order nothing."""
         return mixed_statements(self)
+
+    def unordering(self, ev: Event) -> bool:
+        """Whether a named-barrier statement orders no given pair of threads: more threads reach it
+        than its count (`model.named.overfull`), or two groups' warps can pass it together
+        (`mixed_named`)."""
+        return overfull(ev) or id(ev.node) in self.mixed_named

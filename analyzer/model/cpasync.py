@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 from ..cuda import ast as A
 from .intrinsics import HazardKind, K
 from .intrinsics import HazardKind as H
-from .named import overfull
 from .threads import cross_thread, different_values, stored_value, touch
 from .trace import Event
 from .wgmma import retired_before
@@ -479,7 +478,7 @@ class _Sim:
         """`bar.sync id, n`: the role's threads that execute it, as a block barrier orders them,
         unless more threads reach it than its count (`model.named.overfull`: the first `n` pass
         together, whichever they are, so it orders no given pair)."""
-        if overfull(ev) or id(ev.node) in self.model.mixed_named:
+        if self.model.unordering(ev):
             return              # or two groups' warps may pass it together (`model.mixing`)
         self.on_sync(ev)
 

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from .cpasync import Hazard
 from .intrinsics import HazardKind as H
 from .intrinsics import K
-from .named import overfull
 from .threads import cross_thread
 
 if TYPE_CHECKING:
@@ -51,7 +50,7 @@ class GlobalHandoff:
         copies = _InFlight()
         for ev in events:
             copies.step(ev)
-            if ev.kind in _ORDERS and not ev.guarded and not overfull(ev) and id(ev.node) not in self.model.mixed_named:
+            if ev.kind in _ORDERS and not ev.guarded and not self.model.unordering(ev):
                 pending.clear()
                 continue
             if ev.kind != K.GLOBAL or ev.space is None:

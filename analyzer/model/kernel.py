@@ -85,6 +85,7 @@ class KernelModel:
     races: Any
     global_handoff: Any
     mixed_named: Any
+    unordering: Any
 
     def __init__(self, func: A.FunctionDef, lines: LineMap | None = None,
                  registry: dict | None = None, runtime_trip: int | None = None,
@@ -234,8 +235,11 @@ class KernelModel:
         """A scenario's conditions as the guards of an access (`model.threads.LaneRecipe`) that
         touches nothing: what the set questions about a scenario take."""
         conditions = _trip_conditions(self.trip_counts(), trip)
-        if not conditions:
-            return None
+        return self._conditions_recipe(conditions) if conditions else None
+
+    def _conditions_recipe(self, conditions: tuple[tuple[A.Expr, bool], ...]) -> Any:
+        """Conditions on the launch as the guards of an access (`model.threads.LaneRecipe`) that
+        touches nothing: what the set questions about a scenario take."""
         from .threads import LaneRecipe
 
         return LaneRecipe(A.Number("0", self.func.span), 1, 1, (), (), 1, conditions,
@@ -271,22 +275,14 @@ class KernelModel:
     def branches_hold(self, forced: tuple[tuple[A.If, bool], ...]) -> bool | None:
         """Whether some launch has a block where every `if` of `forced` takes the given branch."""
         from .presburger import satisfiable
-        from .threads import LaneRecipe
 
-        conditions = tuple((node.cond, polarity) for node, polarity in forced)
-        launch = self.trace.launch
-        return satisfiable(LaneRecipe(A.Number("0", self.func.span), 1, 1, (), (), 1, conditions,
-                                      uniform=launch.uniform if launch is not None else frozenset()))
+        return satisfiable(self._conditions_recipe(tuple((node.cond, polarity) for node, polarity in forced)))
 
     def branches_condition(self, forced: tuple[tuple[A.If, bool], ...]) -> str | None:
         """Those blocks, as a condition on the block index and the arguments (`blockIdx.x >= 1`)."""
         from .presburger import condition
-        from .threads import LaneRecipe
 
-        conditions = tuple((node.cond, polarity) for node, polarity in forced)
-        launch = self.trace.launch
-        found = condition(LaneRecipe(A.Number("0", self.func.span), 1, 1, (), (), 1, conditions,
-                                     uniform=launch.uniform if launch is not None else frozenset()))
+        found = condition(self._conditions_recipe(tuple((node.cond, polarity) for node, polarity in forced)))
         return None if found in (None, "always") else found
 
     def trip_counts(self) -> list[A.Expr]:

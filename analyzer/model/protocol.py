@@ -300,9 +300,7 @@ class ProtocolSim:
             if ev.kind == K.MBAR_WAIT:
                 self.known[r][b] = 1 << 30
             elif ev.kind == K.MMA_ARRIVE:       # and the role's MMAs complete by its next step
-                unit = len(self.vc) + r
-                self.vc[r][unit] = max(self.vc[r][unit], self.unit[r])
-                self.unit[r] += 1
+                self._hand_unit(r, self.vc[r])
             return True
         if self.recorder is not None and ev.kind in MBAR_EVENT_KINDS:
             self.recorder.barrier_use(r, ev)
@@ -351,9 +349,7 @@ class ProtocolSim:
         handed_vc = self.handed_vc.setdefault((b, phase), [0] * (2 * len(self.vc)))
         vc_max(handed_vc, self.published(r, ev))
         if ev.kind == K.MMA_ARRIVE:         # fires when the role's MMAs so far have completed
-            unit = len(self.vc) + r
-            handed_vc[unit] = max(handed_vc[unit], self.unit[r])
-            self.unit[r] += 1
+            self._hand_unit(r, handed_vc)
         self.vc[r][r] += 1
         if ev.kind == K.MBAR_ARRIVE_EXPECT_TX:
             st.tx += (ev.value or 0) * ev.mult
@@ -361,6 +357,13 @@ class ProtocolSim:
         st.arrivals += ev.mult
         self.complete(b, ev)
         return True
+
+    def _hand_unit(self, r: int, clock: list[int]) -> None:
+        """A tcgen05.commit of role `r`: `clock` learns that the role's MMAs so far completed
+        (its tensor-core unit's component), and later MMAs start a new epoch."""
+        unit = len(self.vc) + r
+        clock[unit] = max(clock[unit], self.unit[r])
+        self.unit[r] += 1
 
     def published(self, r: int, ev: Event) -> list[int]:
         """The clock an arrival of role `r` hands to the waiters of its phase.  An arrival by all
