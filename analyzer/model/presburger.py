@@ -50,6 +50,7 @@ _UNIFORM = {"blockIdx.x": "bix", "blockIdx.y": "biy", "blockIdx.z": "biz", "bloc
             "blockDim.y": "bdy", "blockDim.z": "bdz", "gridDim.x": "gdx", "gridDim.y": "gdy", "gridDim.z": "gdz"}
 _LOCK = threading.Lock()          # one isl context for the process; the editor's server has threads
 MAX_OPERATIONS = 20000            # isl's work per question (about 0.2 s) before it goes to the bit-vector solver
+MEET_OPERATIONS = 4000            # of which the meeting of two built accesses (below)
 MAX_DIVISIONS = 10                # divisions and selects of one access; more (bit-level layouts): z3 at once
 
 
@@ -540,6 +541,7 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[o
         sb = _access(b, shift, opaque or {}, values[1] if values else None, same_point)
         if _apart(sa.hull, sb.hull):
             return False, None
+        _budget(MEET_OPERATIONS)
         return _meet(sa, sb, warp_mask, any_threads, covered)
 
 
@@ -690,11 +692,11 @@ def _guard_set(g: RangeGuard, threads: int, uniform: frozenset[str]) -> Any:
         return None
 
 
-def _budget() -> None:
+def _budget(operations: int = MAX_OPERATIONS) -> None:
     """A fresh operation budget for one question (an exhausted one raises `isl.Error`)."""
     ctx = _isl().DEFAULT_CONTEXT
-    if ctx.get_max_operations() != MAX_OPERATIONS:
-        ctx.set_max_operations(MAX_OPERATIONS)
+    if ctx.get_max_operations() != operations:
+        ctx.set_max_operations(operations)
     ctx.reset_operations()
 
 
