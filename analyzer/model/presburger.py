@@ -541,7 +541,6 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[o
         sb = _access(b, shift, opaque or {}, values[1] if values else None, same_point)
         if _apart(sa.hull, sb.hull):
             return False, None
-        _budget(MEET_OPERATIONS)
         return _meet(sa, sb, warp_mask, any_threads, covered)
 
 
@@ -597,9 +596,15 @@ def _meet(sa: _Access, sb: _Access, warp_mask: int | None, any_threads: bool,
     isl = _isl()
     outside = None
     try:
-        meet = sa.relation.apply_range(sb.relation.reverse()).intersect(_pairs(sa, sb, warp_mask, any_threads))
+        pairs = _pairs(sa, sb, warp_mask, any_threads)
+        # emptiness on a small budget: a swizzled relation isl cannot decide quickly costs its
+        # whole budget before the bit-vector solver answers in milliseconds; the witness of a
+        # non-empty meeting has the full one
+        _budget(MEET_OPERATIONS)
+        meet = sa.relation.apply_range(sb.relation.reverse()).intersect(pairs)
         if meet.is_empty():
             return False, None
+        _budget()
         if covered is not None and meet.intersect_params(covered).is_empty():
             outside = _assignment(meet)
         point = meet.wrap().sample_point()

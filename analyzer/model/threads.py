@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..cuda import ast as A
@@ -211,9 +211,12 @@ def _decided(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int, warp_mask: int
     if found is None:
         from .presburger import decide
 
-        verdict, witness = decide(a, b, shift, getattr(evaluator, "opaque", None), warp_mask=warp_mask,
-                                  any_threads=any_threads)
-        found = (verdict, witness.outside if witness is not None and verdict is False else None)
+        opaque = getattr(evaluator, "opaque", None)
+        if _apart_for_all_threads(a, b, key, opaque):
+            found = (False, None)
+        else:
+            verdict, witness = decide(a, b, shift, opaque, warp_mask=warp_mask, any_threads=any_threads)
+            found = (verdict, witness.outside if witness is not None and verdict is False else None)
         if len(_CROSS) > 16384:
             _CROSS.clear()
         _CROSS[key] = found
@@ -221,6 +224,41 @@ def _decided(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int, warp_mask: int
     if found[1] is not None and a.launch is not None:
         a.launch.record(a.index, b.index, found[1])     # every model that asks says what it assumed
     return found[0]
+
+
+_WIDE: dict[tuple, tuple] = {}
+
+
+def _apart_for_all_threads(a: LaneRecipe, b: LaneRecipe, key: tuple, opaque: Any) -> bool:
+    """Whether the two statements meet for no threads at all, asked once a statement pair comes
+    back with other thread sets or guards (a block split by a thread-dependent guard into groups,
+    each group's accesses an event of its own: 4 groups ask 16 questions).  Every thread up to
+    the highest either names, unguarded, is a larger set, so "apart" there is "apart" for every
+    pair of groups within it; "they meet" (or a meeting outside the launch, whose witness the
+    message needs) asks the groups one by one."""
+    (ka, kb), rest = key[:2], key[2:]
+    wide = (ka[:5], kb[:5], *rest)
+    seen = _WIDE.get(wide)
+    asked = (a.threads, b.threads, a.guards, b.guards)
+    if seen is None or seen == ("first", asked):
+        if len(_WIDE) > 16384:
+            _WIDE.clear()
+        _WIDE[wide] = ("first", asked)
+        return False
+    block = (1 << max(a.threads.bit_length(), b.threads.bit_length())) - 1
+    if seen[0] == "block":
+        _, covered, apart = seen
+        if block & ~covered == 0:
+            return apart
+        block |= covered
+    from .presburger import decide
+
+    shift, warp_mask, any_threads = rest[:3]
+    verdict, witness = decide(replace(a, threads=block, guards=()), replace(b, threads=block, guards=()),
+                              shift, opaque, warp_mask=warp_mask, any_threads=any_threads)
+    apart = verdict is False and witness is None
+    _WIDE[wide] = ("block", block, apart)
+    return apart
 
 
 def _opaque_key(evaluator) -> tuple:
