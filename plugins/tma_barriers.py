@@ -249,6 +249,8 @@ class Release(_ProtocolCheck):
             early = _before_completion(kernel, read)
             if early is not None:
                 return self._in_flight(kernel, path, issue, read, *early)
+        if issue.facts.get("wgmma_in_flight"):
+            return self._unretired(kernel, path, issue, read)
         f = issue.facts
         related = [(issue.event.node, "the TMA load that overwrites the slot")]
         related += [(e.node, _related(kernel, e, what)) for e, what in issue.related]
@@ -272,6 +274,30 @@ class Release(_ProtocolCheck):
             f"orders this arrival after that phase, so the TMA load at line {issue.event.node.span.line} may "
             f"overwrite the operands", related,
             help=f"wait on {_bar(commit.barrier)} (the commit's phase) before this arrive")
+
+    def _unretired(self, kernel: KernelModel, path: str, issue: ProtocolIssue, read: Event) -> Finding:
+        """A slot released while the wgmma reading it may still run: no `warpgroup_wait` retires
+        its commit group before the arrival (or at all), so the arrival frees operands the tensor
+        cores are still reading.  Reported at the arrival after the read."""
+        f = issue.facts
+        arrive, commit = _next_of(kernel, read, K.MBAR_ARRIVE), _next_of(kernel, read, K.WGMMA_COMMIT)
+        related = [(issue.event.node, "the TMA load that overwrites the slot"), (read.node, "the wgmma's read")]
+        if commit is not None:
+            related.append((commit.node, "the commit of its group"))
+        where = f"the arrival at line {arrive.node.span.line}" if arrive is not None else "its release"
+        late = _next_of(kernel, read, K.WGMMA_WAIT, arrive.node.span.line if arrive is not None else 0)
+        if late is not None:
+            related.append((late.node, "the wait that retires the group, after the arrival"))
+        retired = (f"the warpgroup_wait at line {late.node.span.line} retires it only after the arrival"
+                   if late is not None else "none does before the arrival")
+        spot, fix = _wait_spot(kernel, commit if late is None else None, where)
+        return self.finding(
+            path, kernel, (arrive or read).node,
+            f"{kernel.roles[read.role]} release {f['buffer']} slot {f['slot']} ({where}) while the wgmma at line "
+            f"{read.node.span.line} may still read it: a wgmma reads its operands asynchronously until a "
+            f"warpgroup_wait retires its commit group, and {retired}, so the TMA load "
+            f"at line {issue.event.node.span.line} may overwrite the operands", related,
+            help=fix, at=point(spot) if spot is not None else None)
 
     def message(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
         f, ev, roles = issue.facts, issue.event, kernel.roles
@@ -686,6 +712,22 @@ def _release_spot(kernel: KernelModel, read: Event) -> A.Node | None:
     loop = kernel.trace.loops.get(read.loop_id) if read.loop_id is not None else None
     return after_in_loop(kernel.func, anchor, loop.node if loop is not None else None) or \
         statement_after(kernel.func, anchor)
+
+
+def _next_of(kernel: KernelModel, ev: Event, kind: K, below: int = 0) -> Event | None:
+    """The first event of `kind` after `ev` in its role's trace, on a line below `below`."""
+    return next((e for e in kernel.trace.after(ev) if e.kind == kind and e.node.span.line > below), None)
+
+
+def _wait_spot(kernel: KernelModel, commit: Event | None, where: str) -> tuple[A.Node | None, str]:
+    """Where the fix of a wgmma read still in flight at its slot's release goes, and its help: a
+    wait after the group's commit where no wait retires it at all (`commit`), else the arrival
+    moves after the wait that retires the group."""
+    spot = statement_after(kernel.func, commit.node) if commit is not None else None
+    if spot is None or commit is None:
+        return None, "move the arrive after the warpgroup_wait that retires the group (or insert one before the arrive)"
+    return spot, (f"insert tl::warpgroup_wait<0>() here, after the commit at line {commit.node.span.line} and "
+                  f"before {where} (or a depth that leaves only later groups in flight)")
 
 
 # ---------------------------------------------------------------- wording of the model's facts

@@ -83,6 +83,8 @@ MUTANTS = {
     # the two notes are the clean fixture's (flash_attn_fwd_sm_90_s2.cu: 61, 65)
     "drop-tma-store-fence": [("mbarrier-tx-bytes", "note", 61), ("redundant-barrier", "note", 65),
                              ("tma-store-fence", "error", 295)],
+    # no wait retires the wgmma groups: reported where the wait goes, after the commit
+    "drop-wgmma-wait": [("mbarrier-release", "error", 99)],
     "runtime-trip-parity": [("mbarrier-deadlock", "error", 47), ("mbarrier-deadlock", "error", 69)],
     # the note is the clean fixture's (causal_attn_sm_90_s2.cu: 59)
     "runtime-trip-drop-release": [("mbarrier-deadlock", "error", 112), ("mbarrier-deadlock", "error", 137),

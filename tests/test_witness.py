@@ -44,7 +44,7 @@ HIDDEN = [
      ("RAW", "A_s", (38, "store", "0-127", {}), (72, "load", "128-255", {}), None)),
     # the consumer's wgmma of k_1=0 (line 98) still reads A_shared when the release lets iteration
     # k=3's TMA (line 56, the elected thread 0) load over the same slot
-    ("release_early_sm_90_s3.cu", "mbarrier-release", 107,
+    ("release_early_sm_90_s3.cu", "mbarrier-release", 104,
      ("WAR", "A_shared", (98, "load", "128-255", {"k_1": 0}), (56, "tma", "0", {"k": 3}), None)),
     # warps 1's zero stores (threads 32-35, line 30) and warp 0's AtomicAdd (threads 0-3, line 40):
     # only a __syncwarp between; thread 32 zeroes C[0], which thread 0 increments

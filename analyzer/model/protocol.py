@@ -102,10 +102,13 @@ class Reader:
     _seen: set = field(default_factory=set)
     _syncs: int = 0                  # how many of `releases` are barrier rendezvous
     dead: bool = False               # its slot was overwritten: no longer anyone's to release
-    in_flight: bool = False          # a tcgen05 MMA's read not yet covered by a tcgen05.commit
+    in_flight: bool = False          # a tcgen05 MMA's read not yet covered by a tcgen05.commit,
+                                     # or a wgmma's read whose group no wait has retired yet
+    early: bool = False              # an arrival came while the wgmma still read (released nothing)
 
     def __post_init__(self) -> None:
-        self.in_flight = self.event is not None and self.event.committed
+        ev = self.event
+        self.in_flight = ev is not None and (ev.committed or (ev.awaited and not ev.retired))
 
     def release(self, rel: tuple, commit: bool = False) -> None:
         """Record a release after the read; the first arrival on each barrier is the one
@@ -123,6 +126,9 @@ class Reader:
             if not (commit and self.in_flight):
                 return
             self.in_flight = False
+        elif self.in_flight:
+            self.early = self.early or rel[0] != "sync"
+            return          # a wgmma still reading: an arrival now releases nothing (`retire`)
         key = rel[0] if rel[0] != "sync" else rel
         if key in self._seen:
             return
@@ -187,6 +193,7 @@ class ProtocolSim:
         self.members: dict[int, set[int]] = {}           # instance -> roles that passed it
         self.ranges: dict[tuple, Generation] = {}
         self.readers_of: dict[int, list[Reader]] = {}     # each role's live readers (releases go to them)
+        self.retired: dict[int, set[tuple]] = {}          # each role's wgmma reads its waits retired
         self.issues: list[ProtocolIssue] = []
         # Vector clocks (one component per role) for ordering plain accesses across roles:
         # a role ticks its own component after each synchronisation it takes part in.
@@ -600,6 +607,8 @@ class ProtocolSim:
 
     def read(self, r: int, ev: Event) -> None:
         model = self.model
+        if ev.retired:
+            self.retire(r, ev)
         rng = model.byte_range(ev)
         gen = self.ranges.get(rng) if rng else None
         if gen is None and rng is not None and ev.buffer in self.a.tma_targets and not ev.possible:
@@ -616,6 +625,24 @@ class ProtocolSim:
         reader = Reader(r, ev)
         gen.readers.append(reader)
         self.readers_of.setdefault(r, []).append(reader)
+
+    def _retired_for(self, r: int, reader: Reader) -> bool:
+        """Whether role `r`'s own `warpgroup_wait` completed the wgmma read of `reader`: one warp
+        group, and the read is the retired copy or one whose group `r` has retired (a wgmma is
+        one instruction of its warp group; any of its threads' waits completes it for all)."""
+        ev = reader.event
+        done = ev.retired or (ev.awaited and _wgmma_key(ev) in self.retired.get(r, ()))
+        return done and _one_warpgroup(self.model, reader.role, r)
+
+    def retire(self, r: int, ev: Event) -> None:
+        """A wait retired the wgmma group of the read `ev` (its `retired` copy): the read at its
+        issue is complete, and an arrival from now on releases it.  An arrival between the issue
+        and here released a slot the tensor cores were still reading."""
+        self.retired.setdefault(r, set()).add(_wgmma_key(ev))
+        for reader in self.readers_of.get(r, ()):
+            old = reader.event
+            if reader.in_flight and old.awaited and not old.retired and _wgmma_key(old) == _wgmma_key(ev):
+                reader.in_flight = False
 
     def tma_write(self, r: int, ev: Event, phase: int) -> None:
         """Record a TMA write; loads of one iteration into one slot form one generation."""
@@ -652,10 +679,11 @@ class ProtocolSim:
         model = self.model
         if reader.event.possible or any(self.released(r, rel) for rel in reader.releases):
             return          # a call that may not read at all is no reason for an error
-        if reader.event.retired and _one_warpgroup(model, reader.role, r):
+        if self._retired_for(r, reader):
             return        # the writer's own warpgroup_wait completed the wgmma's reads
         arrivals = [rel for rel in reader.releases if rel[0] != "sync"]
-        facts = {"buffer": ev.buffer, "slot": model.slot(ev), "role": r, "reader_role": reader.role}
+        facts = {"buffer": ev.buffer, "slot": model.slot(ev), "role": r, "reader_role": reader.role,
+                 "wgmma_in_flight": reader.event.awaited and (reader.in_flight or reader.early)}
         if not reader.releases:
             self.issues.append(ProtocolIssue(IssueKind.WAR_UNRELEASED, ev, facts,
                                              ((reader.event, "read"),)))
@@ -672,6 +700,12 @@ def _tmem_overlap(mma: Event, read: Event) -> bool:
     the read's [lo, hi).  Where either is unknown the pair is not judged (the width of an MMA's
     accumulator is in its instruction descriptor, which is not decoded here)."""
     return mma.offset is not None and read.extent is not None and read.extent[0] <= mma.offset < read.extent[1]
+
+
+def _wgmma_key(ev: Event) -> tuple:
+    """One wgmma read at one iteration, whichever copy (issue or retired) and role names it: a
+    wgmma is one instruction of its whole warp group, retired by any of its threads' waits."""
+    return (id(ev.node), ev.iteration, ev.offset)
 
 
 def _one_warpgroup(model: KernelModel, a: int, b: int) -> bool:

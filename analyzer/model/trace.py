@@ -131,6 +131,8 @@ class Event:
     retired: bool = False                 # a wgmma's read again where its group is waited for
     committed: bool = False               # a tcgen05 MMA's read: in flight until a tcgen05.commit's
                                           # mbarrier arrival, which fires when the MMAs complete
+    awaited: bool = False                 # a wgmma's read at its issue: in flight until the wait that
+                                          # retires its group (its `retired` copy), or the exit
     why: A.Node | None = field(default=None, compare=False)   # what left the footprint or threads unknown
 
     @property
@@ -671,6 +673,7 @@ class TraceBuilder:
         for index, role in enumerate(roles):
             walker = _RoleWalker(self, index, role)
             walker.stmt(self.func.body, walker.locals, role.threads, (), False)
+            walker.retire_at_exit()
             events.append(walker.events)
         return Trace(roles, events, self.loops, self.truncated, dict(self.unknown), self.cluster,
                      frozenset(self.cluster_barriers), dict(self.opaque_barriers), self.launch,
@@ -1430,7 +1433,8 @@ class _RoleWalker:
                     extent = self.operand_extent(c, pos, name, shape, is_a)
                 ev = Event(K.SMEM, c.node, self.index, c.mult, c.it, "read", buf, off,
                            site, guarded=c.guarded, threads=self.mask, extent=extent,
-                           committed=c.node.name.startswith("tl::tcgen05"))
+                           committed=c.node.name.startswith("tl::tcgen05"),
+                           awaited=shape is not None and not c.node.name.startswith("tl::tcgen05"))
                 self.events.append(ev)
                 if shape is not None:
                     self.wgmma_open.append(ev)
@@ -1558,6 +1562,19 @@ class _RoleWalker:
                         seen.add(id(ev))
                         self.events.append(replace(ev, retired=True))
         self.on_plain(c)
+
+    def retire_at_exit(self) -> None:
+        """wgmma groups no `warpgroup_wait` retires: their reads may last until the thread exits.
+        Each is recorded again at the end of the role's program, as a wait would have retired it,
+        so a slot released (an mbarrier arrival) or rewritten after the issue is still being read
+        (a deleted wait is otherwise invisible: the read would complete at its issue)."""
+        seen: set[int] = set()
+        for group in self.wgmma_groups:
+            for ev in group:
+                if id(ev) not in seen:
+                    seen.add(id(ev))
+                    self.events.append(replace(ev, retired=True))
+        self.wgmma_groups = []
 
     def on_shared_pointer(self, c: _Call) -> None:
         """PTX wrappers and copies that take a shared-memory pointer at a known argument."""

@@ -186,6 +186,16 @@ def tma_into_slot_zero() -> Mutant:
     return Mutant("tma-every-iteration-slot-0", SM90, "mbarrier-release", "\n".join(lines), first + 1)
 
 
+def drop_wgmma_wait() -> Mutant:
+    """The consumer's `warpgroup_wait<0>` deleted: no wait retires the wgmma groups, so the slot's
+    release frees operands the tensor cores may still read."""
+    lines = _lines(SM90)
+    at = _find(lines, r"tl::warpgroup_wait<0>\(\);")
+    del lines[at]
+    # reported where the wait goes: the statement after the group's commit
+    return Mutant("drop-wgmma-wait", SM90, "mbarrier-release", "\n".join(lines), _statement_at(lines, at) + 1)
+
+
 def drop_tma_store_fence() -> Mutant:
     fixture = "flash_attn_fwd_sm_90_s2.cu"
     lines = _lines(fixture)
@@ -296,7 +306,7 @@ BASE_OPERATORS: tuple[Callable[[], Mutant], ...] = (
     drop_barrier_after_wait, drop_loop_head_barrier, wait_too_shallow, wait_collapsed, drop_commit,
     duplicate_barrier, barrier_in_thread_branch, halve_init_count, halve_expect_tx,
     drop_producer_parity_flip, drop_fence_barrier_init, drop_consumer_release, tma_into_slot_zero,
-    drop_tma_store_fence, halve_expect_tx_single_stage,
+    drop_tma_store_fence, halve_expect_tx_single_stage, drop_wgmma_wait,
 )
 REAL_WORLD_OPERATORS: tuple[Callable[[], Mutant], ...] = (
     runtime_trip_parity, runtime_trip_drop_release, guarded_copy_wait_shallow,
