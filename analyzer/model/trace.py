@@ -1398,15 +1398,26 @@ class _RoleWalker:
             self.desc_layouts[name] = (known[0], known[1], known[2]) if len(known) == len(layout) == 3 else None
 
     def on_desc_offset(self, c: _Call) -> None:
+        """`increase_descriptor_offset(desc, n)`: the descriptor moves `n` bytes.  Where `n` reads
+        a loop walked once (`(ko & 1) * 8192 + kk * 2048`: sub-tiles of one stage), it moves by
+        that loop's first value here, and has no one footprint (`desc_layouts`): its slot is the
+        stage's, not slot 0's."""
         args = c.node.args
         name = args[0].ident if args and isinstance(args[0], A.Name) else None
-        if name in self.descriptors and c.value is not None:
+        value = c.value if c.value is not None or len(args) < 2 else self._at_first_point(args[1], c.env)
+        if name in self.descriptors and value is not None:
             buf, off = self.descriptors[name]
-            self.descriptors[name] = (buf, off + c.value)
+            self.descriptors[name] = (buf, off + value)
             if any(n in self.ranges for n in _names_of(c.node.args[1])) if len(c.node.args) > 1 else True:
                 self.desc_layouts[name] = None     # moved by a loop walked once: no one footprint
             self.desc_sites[name] = (id(c.node), tuple(sorted(
                 (k, v) for k, v in self.loop_stack if k not in self.pipeline_vars)))
+
+    def _at_first_point(self, expr: A.Expr, env: dict) -> int | None:
+        """`expr`'s value with the loops walked once that it reads at their first value (None
+        where it reads none of them, or has no value there either)."""
+        walked = {n: self.ranges[n][0] for n in _names_of(expr) if n in self.ranges and n != "threadIdx.x"}
+        return self.b.eval(expr, {**env, **walked}) if walked else None
 
     def on_mma(self, c: _Call) -> None:
         """wgmma / tcgen05 MMA: reads the shared memory its descriptors point at.

@@ -1,0 +1,46 @@
+"""Causes found by the eleventh session's held-out and planted rounds (issue 31), each on a kernel
+of the project's own (TileLang 0.1.15 output, tests/fixtures/causes/) with its buggy twin:
+
+* a wgmma per K slice of the stage (`for kk in T.serial(...)`: `T.gemm` on `A_s[:, kk*16:...]`):
+  the descriptor moves by `(ko & 1) * 8192 + kk * 2048`, `kk` a loop walked once.  The move was
+  dropped (no single value), every stage's reads were booked to slot 0, and the clean kernel had
+  three false `mbarrier-release` errors;
+* a wgmma group no `warpgroup_wait` retires (the wait deleted): its operands are read until the
+  thread exits, so the slot's release frees bytes still being read.  It had no finding at all.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import KERNELS
+
+from pipelint.engine import CheckOptions, run_check
+from pipelint.pluginhost import load_plugins
+
+HOST = load_plugins()
+HANDWRITTEN = Path(__file__).parent / "fixtures" / "handwritten"
+
+
+def _findings(path: Path) -> list[tuple[str, str, int]]:
+    report = run_check([str(path)], HOST, CheckOptions(jobs=1))
+    assert report.errors == []
+    return sorted((f.rule, f.severity.value, f.location.line) for f in report.findings)
+
+
+@pytest.mark.parametrize("name", ["subtile_gemm_sm_90_s2.cu", "subtile_gemm_sm_80_s2.cu"])
+def test_a_wgmma_per_slice_of_the_stage_reads_the_stages_slot(name):
+    assert _findings(KERNELS / name) == []
+
+
+def test_slices_that_always_read_slot_0_are_an_error():
+    # slot 1's loads (lines 56, 59) are never read; slot 0's next load overwrites what the odd trip
+    # reads before its release (reported where that release is, line 99)
+    assert _findings(HANDWRITTEN / "subtile_gemm_slot0_sm_90_s2.cu") == [
+        ("mbarrier-release", "error", 56), ("mbarrier-release", "error", 59), ("mbarrier-release", "error", 99)]
+
+
+def test_a_wgmma_group_no_wait_retires_is_read_until_the_exit():
+    found = run_check([str(HANDWRITTEN / "wgmma_unwaited_sm_90_s3.cu")], HOST, CheckOptions(jobs=1)).findings
+    assert [(f.rule, f.location.line) for f in found] == [("mbarrier-release", 105)]
+    assert "none does before the arrival" in found[0].message and "insert tl::warpgroup_wait<0>()" in found[0].help
