@@ -717,10 +717,40 @@ def _first_common(ra: Any, pa: list[int], rb: Any, pb: list[int]) -> int:
     return int(common.sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python())
 
 
+_DECIDED: dict[tuple, tuple[bool | None, Witness | None]] = {}
+
+
 def decide(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[object, int] | None = None,
            values: tuple[A.Expr | None, A.Expr | None] | None = None,
            warp_mask: int | None = None, any_threads: bool = False,
            same_point: frozenset[str] | None = None) -> tuple[bool | None, Witness | None]:
+    """`_decide`, once per question: the simulations ask one pair of statements again at every
+    visit (each barrier trial, each role that meets it), by the same nodes."""
+    key = (_recipe_key(a), _recipe_key(b), shift, frozen_values(opaque),
+           None if values is None else tuple(id(v) for v in values), warp_mask, any_threads, same_point)
+    found = _DECIDED.get(key)
+    if found is None:
+        found = _decide(a, b, shift, opaque, values, warp_mask, any_threads, same_point)
+        if len(_DECIDED) > 1 << 17:
+            _DECIDED.clear()
+            _KEEP_DECIDED.clear()
+        _DECIDED[key] = found
+        _KEEP_DECIDED.append((a.index, a.guards, a.launch, b.index, b.guards, b.launch, values))
+    return found
+
+
+_KEEP_DECIDED: list[object] = []      # the nodes behind the cached ids stay alive
+
+
+def _recipe_key(recipe: LaneRecipe) -> tuple:
+    return (id(recipe.index), recipe.elem, recipe.width, recipe.points, recipe.ranges, recipe.threads,
+            tuple((id(g), p) for g, p in recipe.guards), recipe.uniform, id(recipe.launch))
+
+
+def _decide(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[object, int] | None = None,
+            values: tuple[A.Expr | None, A.Expr | None] | None = None,
+            warp_mask: int | None = None, any_threads: bool = False,
+            same_point: frozenset[str] | None = None) -> tuple[bool | None, Witness | None]:
     """The cross-thread question, decided symbolically: as integer sets (isl) where every index,
     guard and value is Presburger, else by the bit-vector solver (`model.symbolic`: products of
     variables, shifts by variables); None, undecided, only where neither can say (memory contents,

@@ -77,8 +77,24 @@ class Protocol:
     steps: tuple[Sync | Access, ...]
 
 
+_MEMO: dict[int, tuple[A.Call, Protocol | None]] = {}
+
+
 def protocol(call: A.Call) -> Protocol | None:
-    """The steps of a modelled template call, or None (not a modelled template)."""
+    """The steps of a modelled template call, or None (not a modelled template).  Built once per
+    call node: its index and guard nodes are then the same objects at every visit (every
+    simulated iteration, every trip scenario), so the questions asked about them are cached by
+    node identity (`model.threads`) instead of re-asked per visit (a scan in a pipelined loop
+    asked one statement pair 64 000 times)."""
+    found = _MEMO.get(id(call))
+    if found is None or found[0] is not call:
+        if len(_MEMO) > 4096:
+            _MEMO.clear()
+        found = _MEMO[id(call)] = (call, _protocol(call))
+    return found[1]
+
+
+def _protocol(call: A.Call) -> Protocol | None:
     scan = _SCAN.fullmatch(call.name)
     if scan is not None:
         return _scan(call, scan)

@@ -217,7 +217,7 @@ def _decided(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int, warp_mask: int
         else:
             verdict, witness = decide(a, b, shift, opaque, warp_mask=warp_mask, any_threads=any_threads)
             found = (verdict, witness.outside if witness is not None and verdict is False else None)
-        if len(_CROSS) > 16384:
+        if len(_CROSS) > 1 << 17:
             _CROSS.clear()
         _CROSS[key] = found
         _KEEP.append((a.index, a.guards, b.index, b.guards))     # the nodes behind the ids stay alive
