@@ -83,8 +83,13 @@ MUTANTS = {
     # the two notes are the clean fixture's (flash_attn_fwd_sm_90_s2.cu: 61, 65)
     "drop-tma-store-fence": [("mbarrier-tx-bytes", "note", 61), ("redundant-barrier", "note", 65),
                              ("tma-store-fence", "error", 295)],
-    # no wait retires the wgmma groups: reported where the wait goes, after the commit
-    "drop-wgmma-wait": [("mbarrier-release", "error", 99)],
+    # no wait retires the wgmma groups: reported where the wait goes, after the commit; and the
+    # epilogue reads C_local (109) while the last group may still write it
+    "drop-wgmma-wait": [("mbarrier-release", "error", 99), ("wgmma-register-race", "error", 109)],
+    # flash attention's first wait raised to 1: acc_s read in flight (reported at the wait, 133), and
+    # the K slot released (137) while the wgmma still reads it
+    "wgmma-wait-too-deep": [("mbarrier-release", "error", 137), ("mbarrier-tx-bytes", "note", 61),
+                            ("redundant-barrier", "note", 65), ("wgmma-register-race", "error", 133)],
     "runtime-trip-parity": [("mbarrier-deadlock", "error", 47), ("mbarrier-deadlock", "error", 69)],
     # the note is the clean fixture's (causal_attn_sm_90_s2.cu: 59)
     "runtime-trip-drop-release": [("mbarrier-deadlock", "error", 112), ("mbarrier-deadlock", "error", 137),

@@ -42,5 +42,20 @@ def test_slices_that_always_read_slot_0_are_an_error():
 
 def test_a_wgmma_group_no_wait_retires_is_read_until_the_exit():
     found = run_check([str(HANDWRITTEN / "wgmma_unwaited_sm_90_s3.cu")], HOST, CheckOptions(jobs=1)).findings
-    assert [(f.rule, f.location.line) for f in found] == [("mbarrier-release", 105)]
+    assert [(f.rule, f.location.line) for f in found] == [("mbarrier-release", 105), ("wgmma-register-race", 115)]
     assert "none does before the arrival" in found[0].message and "insert tl::warpgroup_wait<0>()" in found[0].help
+    # and the epilogue reads the accumulators the last group may still write
+    assert "C_local" in found[1].message and "no warpgroup_wait retires its group" in found[1].message
+
+
+def test_a_wait_one_too_deep_leaves_the_accumulators_in_flight(tmp_path):
+    """flash attention's first `warpgroup_wait<0>` raised to 1 with one group committed (planted D51):
+    the softmax reads `acc_s` while the wgmma may still write it, reported at the wait."""
+    text = (KERNELS / "flash_attn_fwd_sm_90_s2.cu").read_text().replace(
+        "tl::warpgroup_wait<0>();", "tl::warpgroup_wait<1>();", 1)
+    path = tmp_path / "deep.cu"
+    path.write_text(text)
+    found = [f for f in run_check([str(path)], HOST, CheckOptions(jobs=1)).findings if f.rule == "wgmma-register-race"]
+    access = [r.line for f in found for r in f.related if r.message.startswith("the first access of acc_s")]
+    assert [f.location.line for f in found] == [133] and access == [149]
+    assert "acc_s" in found[0].message and "leaves the group of the wgmma at line 128 in flight" in found[0].message

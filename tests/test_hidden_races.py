@@ -38,7 +38,7 @@ def _findings(path: Path) -> list[tuple[str, str, int]]:
     # the release (line 104) precedes the wait (105) that retires the wgmma reading the slot
     ("release_early_sm_90_s3.cu", [("mbarrier-release", "error", 104)]),
     # no wait retires the wgmma groups at all: the release (107) frees operands still read; the wait goes after the commit (105)
-    ("wgmma_unwaited_sm_90_s3.cu", [("mbarrier-release", "error", 105)]),
+    ("wgmma_unwaited_sm_90_s3.cu", [("mbarrier-release", "error", 105), ("wgmma-register-race", "error", 115)]),
     # warp 0's AtomicAdd (line 40) and warps 1-3's zero stores (line 30): only a __syncwarp between
     ("counter_syncwarp_nobarrier.cu", [("shared-write-race", "error", 40)]),
 ])

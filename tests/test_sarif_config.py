@@ -299,7 +299,8 @@ def test_every_builtin_rule_has_a_documentation_page_and_rule_prints_it(run_cli)
 
     host = load_plugins()
     builtin = [r for r, p in host.rule_plugin.items() if p in ("pipelint", "version-dimension", "wait-group",
-                                                              "barriers", "tma-barriers", "lowering-facts")]
+                                                              "barriers", "tma-barriers", "wgmma-registers",
+                                                              "lowering-facts")]
     for rule_id in builtin:
         page = ROOT / "docs" / "rules" / f"{rule_id}.md"
         assert page.is_file(), rule_id

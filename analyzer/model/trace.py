@@ -22,6 +22,7 @@ from typing import Any
 
 from ..cuda import ast as A
 from .evaluate import CompiledEvaluator, builtin_name, evaluate, interval, mentions, shape, shape_of, thread_index_call
+from .fragments import FragmentTracker, FragmentUse
 from .index import KernelIndex
 from .intrinsics import (
     CONTROL_KINDS,
@@ -184,6 +185,8 @@ class Trace:
     # branch) with a barrier, wait or arrival in a branch: the walk takes both branches in turn,
     # so a barrier in one counts for every block; `KernelModel.with_branches` walks one
     block_ifs: tuple[A.If, ...] = ()
+    # statements that touch a wgmma's registers while it may still run (`model.fragments`)
+    fragment_uses: tuple[FragmentUse, ...] = ()
 
     def all_events(self) -> Iterator[Event]:
         """Every role's events, role by role."""
@@ -409,6 +412,10 @@ class TraceBuilder:
         # locals whose values the walker tracks: scalars and arrays declared in the body
         # (integers only: floating-point registers never index memory or count phases)
         self.local_names = integer_locals(index)
+        if "local_arrays" not in memo:      # register arrays: a wgmma's operands (`model.fragments`)
+            memo["local_arrays"] = frozenset(d.name for n in func.walk() if isinstance(n, A.Declaration)
+                                             and not n.has("__shared__") for d in n.declarators if d.dims)
+        self.local_arrays: frozenset[str] = memo["local_arrays"]
         self._inert: dict[int, bool] = memo["inert"]
         self._masks: dict[tuple, tuple[ThreadSet, ThreadSet] | None] = memo.setdefault("masks", {})
         self.loops: dict[int, LoopInfo] = {}
@@ -670,14 +677,16 @@ class TraceBuilder:
         assert self.func.body is not None
         roles = self.roles if self.roles is not None else find_roles(self.kinds.ifs, self.threads)
         events = []
+        uses: list[FragmentUse] = []
         for index, role in enumerate(roles):
             walker = _RoleWalker(self, index, role)
             walker.stmt(self.func.body, walker.locals, role.threads, (), False)
             walker.retire_at_exit()
             events.append(walker.events)
+            uses.extend(walker.fragments.uses.values())
         return Trace(roles, events, self.loops, self.truncated, dict(self.unknown), self.cluster,
                      frozenset(self.cluster_barriers), dict(self.opaque_barriers), self.launch,
-                     dict(self.trip_exprs), tuple(self.block_ifs.values()))
+                     dict(self.trip_exprs), tuple(self.block_ifs.values()), tuple(uses))
 
 
 class _RoleWalker:
@@ -691,6 +700,7 @@ class _RoleWalker:
         self._operand_extents: dict[tuple, tuple[int, int] | None] = {}
         self.wgmma_open: list[Event] = []            # wgmma reads issued since the last commit
         self.wgmma_groups: list[list[Event]] = []    # committed groups not yet waited for
+        self.fragments = FragmentTracker(index)      # their register arrays (`model.fragments`)
         self.desc_sites: dict[str, tuple] = {}
         self.pipeline_vars: set[str] = set()
         # One environment per role, mutated in place: loop variables (restored
@@ -727,24 +737,36 @@ class _RoleWalker:
             self.b.truncated = True
             return
         if isinstance(s, A.Compound):
-            inert = self.b.inert
-            for child in s.body:
-                if not inert(child):
-                    self.stmt(child, env, mult, it, guarded)
+            self.block(s, env, mult, it, guarded)
         elif isinstance(s, A.ExprStmt):
+            self.fragments.visit(s)
             self.expr_stmt(s.expr, env, mult, it, guarded)
         elif isinstance(s, A.Declaration):
-            for d in s.declarators:
-                if d.init is not None and not s.has("__shared__"):
-                    self.reads_in(d.init, env, mult, it, guarded)
-                    if d.name in self.b.local_names:
-                        self.declare_local(d, env)
+            self.fragments.visit(s)
+            self.declaration(s, env, mult, it, guarded)
         elif isinstance(s, A.For):
             self.for_loop(s, env, mult, it, guarded)
         elif isinstance(s, A.If):
             self.if_stmt(s, env, mult, it, guarded)
         elif isinstance(s, A.While):
             self.stmt(s.body, env, mult, it, True if self.b.kinds.mentions(s.cond, "threadIdx.x") else guarded)
+
+    def block(self, s: A.Compound, env: dict, mult: int, it: tuple, guarded: bool) -> None:
+        """A compound statement's statements; the inert ones (register arithmetic) are skipped,
+        except that they may touch a wgmma's registers in flight (`model.fragments`)."""
+        inert = self.b.inert
+        for child in s.body:
+            if not inert(child):
+                self.stmt(child, env, mult, it, guarded)
+            else:
+                self.fragments.visit(child)
+
+    def declaration(self, s: A.Declaration, env: dict, mult: int, it: tuple, guarded: bool) -> None:
+        for d in s.declarators:
+            if d.init is not None and not s.has("__shared__"):
+                self.reads_in(d.init, env, mult, it, guarded)
+                if d.name in self.b.local_names:
+                    self.declare_local(d, env)
 
     def for_loop(self, loop: A.For, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         kinds = self.b.kinds.of(loop.body)
@@ -1449,6 +1471,13 @@ class _RoleWalker:
                 self.events.append(ev)
                 if shape is not None:
                     self.wgmma_open.append(ev)
+        self._mma_registers(c)
+
+    def _mma_registers(self, c: _Call) -> None:
+        """The registers an MMA writes: a wgmma's accumulators and A fragment (`model.fragments`),
+        a tcgen05 MMA's Tensor Memory accumulator."""
+        if c.node.name.startswith("tl::wgmma"):
+            self.fragments.issue(c.node, self.b.local_arrays)
         if c.node.name.startswith("tl::tcgen05mma") and len(c.node.args) > 2:
             self.tmem_access(c, c.node.args[2], "write")
 
@@ -1550,10 +1579,12 @@ class _RoleWalker:
     def on_wgmma_commit(self, c: _Call) -> None:
         """`warpgroup_commit_batch`: the wgmmas issued since the last commit form a group."""
         self.on_plain(c)
+        # in a loop walked once, this one commit is each iteration's: as many groups
+        trips = math.prod(hi - lo + 1 for name, (lo, hi) in self.ranges.items() if name != "threadIdx.x")
+        copies = max(1, min(trips, 1024))
+        self.fragments.commit(c.node, copies)
         if self.wgmma_open:
-            # in a loop walked once, this one commit is each iteration's: as many groups
-            trips = math.prod(hi - lo + 1 for name, (lo, hi) in self.ranges.items() if name != "threadIdx.x")
-            self.wgmma_groups.extend([self.wgmma_open] * max(1, min(trips, 1024)))
+            self.wgmma_groups.extend([self.wgmma_open] * copies)
             self.wgmma_open = []
 
     def on_wgmma_wait(self, c: _Call) -> None:
@@ -1561,9 +1592,10 @@ class _RoleWalker:
         shared-memory reads here (for the whole warp group); an unknown N retires nothing.  The
         retired reads come just before the wait in the trace: nothing lies between them, and
         what follows the wait (a release) follows the reads' completion."""
+        self.fragments.wait(c.node, c.value)
         if c.value is not None and c.value >= 0:
             keep = c.value
-            done = self.wgmma_groups[:len(self.wgmma_groups) - keep] if keep else self.wgmma_groups
+            done = self.wgmma_groups[:max(0, len(self.wgmma_groups) - keep)]
             self.wgmma_groups = self.wgmma_groups[len(done):]
             pending = {id(ev) for group in self.wgmma_groups for ev in group}
             seen: set[int] = set()

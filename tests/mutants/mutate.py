@@ -196,6 +196,16 @@ def drop_wgmma_wait() -> Mutant:
     return Mutant("drop-wgmma-wait", SM90, "mbarrier-release", "\n".join(lines), _statement_at(lines, at) + 1)
 
 
+def wgmma_wait_too_deep() -> Mutant:
+    """flash attention's first `warpgroup_wait<0>` raised to 1 with one group committed: the
+    softmax then reads `acc_s` while the wgmma may still write it (reported at the wait)."""
+    fixture = "flash_attn_fwd_sm_90_s2.cu"
+    lines = _lines(fixture)
+    at = _find(lines, r"tl::warpgroup_wait<0>\(\);")
+    lines[at] = lines[at].replace("warpgroup_wait<0>", "warpgroup_wait<1>")
+    return Mutant("wgmma-wait-too-deep", fixture, "wgmma-register-race", "\n".join(lines), at + 1)
+
+
 def drop_tma_store_fence() -> Mutant:
     fixture = "flash_attn_fwd_sm_90_s2.cu"
     lines = _lines(fixture)
@@ -306,7 +316,7 @@ BASE_OPERATORS: tuple[Callable[[], Mutant], ...] = (
     drop_barrier_after_wait, drop_loop_head_barrier, wait_too_shallow, wait_collapsed, drop_commit,
     duplicate_barrier, barrier_in_thread_branch, halve_init_count, halve_expect_tx,
     drop_producer_parity_flip, drop_fence_barrier_init, drop_consumer_release, tma_into_slot_zero,
-    drop_tma_store_fence, halve_expect_tx_single_stage, drop_wgmma_wait,
+    drop_tma_store_fence, halve_expect_tx_single_stage, drop_wgmma_wait, wgmma_wait_too_deep,
 )
 REAL_WORLD_OPERATORS: tuple[Callable[[], Mutant], ...] = (
     runtime_trip_parity, runtime_trip_drop_release, guarded_copy_wait_shallow,
