@@ -235,7 +235,81 @@ def _finding(kernel: KernelModel, path: str, h: Hazard) -> Finding:
                f"{'wrote' if h.kind != H.WAR_PLAIN else 'read'} in {wrote} at line {a.node.span.line}, with no "
                f"barrier both take part in between{_for_arguments(kernel, h)}")
     return make_finding(rule, path, kernel, b.node, message, related,
-                        help=f"insert __syncthreads(); before line {spot.span.line}", at=point(spot))
+                        help=_barrier_advice(kernel, h, spot), at=point(spot))
+
+
+def _barrier_advice(kernel: KernelModel, h: Hazard, spot: A.Node) -> str:
+    """What orders the pair: `__syncthreads()` where every thread of the block reaches the spot;
+    where only a branch's threads do (a warp-specialised role, an `if` on the thread index), a
+    barrier of those threads: `__syncwarp()` within one warp, else a named barrier of their warps
+    (a `__syncthreads()` there waits for threads that never come).  When the first access is in
+    another branch, its threads arrive on the named barrier after it and the second's sync on it."""
+    a, b = h.first, h.second
+    plain = f"insert __syncthreads(); before line {spot.span.line}"
+    block = (1 << kernel.threads) - 1 if kernel.threads else 0
+    # the spot is b's statement, or one around it (the `if` of an elected thread): the role's
+    reach = _reach(kernel, spot if spot is not b.node and contains(spot.span, b.node.span) else b.node)
+    if not (a.threads and reach and block) or reach & block == block:
+        return plain
+    ident = _free_barrier_id(kernel)
+    if a.threads & ~reach == 0:
+        warps = _warps_of(reach)
+        if bin(warps).count("1") <= 32:
+            lanes = (reach >> ((warps & -warps).bit_length() - 1)) & 0xFFFFFFFF
+            call = "__syncwarp()" if lanes == 0xFFFFFFFF else f"__syncwarp({lanes:#010x})"
+            return f"insert {call}; before line {spot.span.line} (both accesses are in the warp of {describe(reach)})"
+        count = bin(warps).count("1")
+        return (f"insert tl::__sync_thread_partial({ident}, {count}); (bar.sync {ident}, {count}) before line "
+                f"{spot.span.line}: only {describe(reach)} run it, and a __syncthreads() there would wait for "
+                f"threads that never come")
+    first, second = _warps_of(_reach(kernel, a.node)), _warps_of(reach)
+    count = bin(first | second).count("1")
+    return (f"{describe(a.threads)} and {describe(b.threads)} run in different branches: a named barrier of "
+            f"both, bar.arrive/bar.sync {ident}, {count}: tl::__named_barrier_arrive({ident}, {count}); by "
+            f"{describe(first)} after line {a.node.span.line} (where their whole warps run it) and "
+            f"tl::__sync_thread_partial({ident}, {count}); by {describe(second)} before line {spot.span.line}")
+
+
+def _reach(kernel: KernelModel, stmt: A.Node) -> int:
+    """The threads that run `stmt`: for an access, every role's threads of its events (a statement
+    after a branch joins is every role's); for a statement around accesses (the `if` of an elected
+    thread), the roles with events in the innermost branch that holds it, or the whole block."""
+    own = [e.threads for e in kernel.trace.all_events() if e.node is stmt and e.threads]
+    if own:
+        out = 0
+        for threads in own:
+            out |= threads
+        return out
+    branches = [part for n in kernel.func.walk() if isinstance(n, A.If)
+                for part in (n.then, n.other) if part is not None and part is not stmt
+                and contains(part.span, stmt.span)]
+    if not branches:
+        return (1 << kernel.threads) - 1
+    inner = min(branches, key=lambda part: (part.span.end_line - part.span.line, part.span.end_column))
+    out = 0
+    for e in kernel.trace.all_events():
+        if contains(inner.span, e.node.span):
+            role = kernel.roles[e.role]
+            out |= ((1 << role.hi) - 1) ^ ((1 << role.lo) - 1)
+    return out
+
+
+def _warps_of(threads: int) -> int:
+    """The threads of every warp `threads` has one of (a named barrier counts whole warps)."""
+    out, t = 0, threads
+    while t:
+        low = (t & -t).bit_length() - 1
+        warp = ((1 << 32) - 1) << (low // 32 * 32)
+        out |= warp
+        t &= ~warp
+    return out
+
+
+def _free_barrier_id(kernel: KernelModel) -> int:
+    """The lowest named-barrier id (1-15; 0 is __syncthreads) no barrier of the kernel uses."""
+    used = {ev.barrier[1] for ev in kernel.trace.all_events()
+            if ev.kind in (K.NAMED_SYNC, K.NAMED_ARRIVE) and ev.barrier is not None}
+    return next((i for i in range(1, 16) if i not in used), 15)
 
 
 def _one_statement(kernel: KernelModel, path: str, h: Hazard, related: list, who_b: str) -> Finding | None:

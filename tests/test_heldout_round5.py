@@ -59,3 +59,19 @@ def test_a_wait_one_too_deep_leaves_the_accumulators_in_flight(tmp_path):
     access = [r.line for f in found for r in f.related if r.message.startswith("the first access of acc_s")]
     assert [f.location.line for f in found] == [133] and access == [149]
     assert "acc_s" in found[0].message and "leaves the group of the wgmma at line 128 in flight" in found[0].message
+
+
+def test_a_race_inside_a_warp_group_branch_is_fixed_by_a_barrier_of_that_group(tmp_path):
+    """The consumers' `bar.sync 3, 128` before the elected thread's TMA store deleted (planted D45):
+    the fix is a barrier of the consumer warp group; a `__syncthreads()` in their branch would wait
+    for the producer, which never comes (the advice used to be `__syncthreads()`)."""
+    text = (KERNELS / "flash_attn_fwd_sm_90_s2.cu").read_text()
+    assert text.count("    tl::__sync_thread_partial(3, 128);\n    if (tl::tl_shuffle_elect<128>()) {") == 1
+    path = tmp_path / "d45.cu"
+    path.write_text(text.replace("    tl::__sync_thread_partial(3, 128);\n    if (tl::tl_shuffle_elect", "    if (tl::tl_shuffle_elect", 1))
+    [race] = [f for f in run_check([str(path)], HOST, CheckOptions(jobs=1)).findings if f.rule == "shared-race"]
+    assert race.help.startswith("insert tl::__sync_thread_partial(1, 128);") and "threads 128-255" in race.help
+    # a race between threads every thread of the block reaches keeps __syncthreads()
+    [plain] = [f for f in run_check([str(HANDWRITTEN / "cond_writers_nobarrier.cu")], HOST,
+                                    CheckOptions(jobs=1)).findings if f.rule == "shared-race"]
+    assert plain.help == f"insert __syncthreads(); before line {plain.location.line}"
