@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pipelint import hookimpl
 from pipelint.checks import KernelCheck
+from pipelint.cuda import ast as A
 from pipelint.findings import Finding, Rule, Severity
 from pipelint.model import KernelModel
 from pipelint.model.fragments import FragmentUse
@@ -40,7 +41,7 @@ class WgmmaRegisters(KernelCheck):
         who = kernel.roles[use.role] if use.role < len(kernel.roles) else "the threads"
         what = "its accumulator" if use.accumulator else "its A fragment"
         verb = "touch" if use.accumulator else "write"
-        related = [(use.wgmma, "the wgmma")]
+        related: list[tuple[A.Node, str]] = [(use.wgmma, "the wgmma")]
         if use.commit is not None:
             related.append((use.commit, "the commit of its group"))
         line = use.node.span.line
