@@ -145,8 +145,25 @@ class NamedBarrierCount(KernelCheck):
                            f"arrive here and no other thread arrives with them ({why}), so these threads hang")
                 help = (f"count the threads that reach the barrier at line {m.event.node.span.line}, or let the "
                         f"missing threads take part")
-            out.append(self.finding(path, kernel, m.event.node, message, help=help))
+            others = _other_counts(kernel, m.event)
+            if others:
+                message += "; " + ", ".join(f"line {ev.node.span.line} names barrier {m.barrier} with count {ev.value}"
+                                            for ev in others)
+            out.append(self.finding(path, kernel, m.event.node, message,
+                                    [(ev.node, f"barrier {m.barrier} with count {ev.value}") for ev in others],
+                                    help=help))
         return out + _mixed(self, kernel, path)
+
+
+def _other_counts(kernel: KernelModel, ev: Event) -> list[Event]:
+    """The first statement of each other count that names `ev`'s named barrier id (a count written
+    for one group where another group's count was meant), in line order."""
+    seen: dict[object, Event] = {}
+    for e in kernel.trace.all_events():
+        if e.kind in (K.NAMED_SYNC, K.NAMED_ARRIVE) and e.barrier == ev.barrier and e.value is not None \
+                and e.value != ev.value and e.value not in seen:
+            seen[e.value] = e
+    return sorted(seen.values(), key=lambda e: (e.node.span.line, e.node.span.column))
 
 
 def _mixed(check: NamedBarrierCount, kernel: KernelModel, path: str) -> list[Finding]:

@@ -110,3 +110,15 @@ def test_one_id_for_two_groups_in_turn_is_not_mixed() -> None:
     lines[i] = "  }  __syncthreads();  if (((int)threadIdx.x) >= 128) {"
     found = _text_errors("\n".join(lines) + "\n")
     assert [r for r, _, _ in found if r == "named-barrier-count"] == []
+
+
+def test_a_hang_names_the_other_count_of_the_same_barrier():
+    """Group 0 counts itself on barrier 1 (128) while group 1 waits for 256 on the same id (planted
+    D25 of the eleventh session): the hang at line 34 names line 29's count, the likely slip."""
+    text = (FIXTURES / "kernels" / "wg_named_all_sm_80_s0.cu").read_text().split("\n")
+    assert text[28].strip() == "tl::__sync_thread_partial(1, 256);"
+    text[28] = text[28].replace("(1, 256)", "(1, 128)")
+    _, findings, _ = check_text("k.cu", "\n".join(text), HOST)
+    [hang] = [f for f in findings if f.rule == "named-barrier-count"]
+    assert hang.location.line == 34 and "line 29 names barrier 1 with count 128" in hang.message
+    assert [r.line for r in hang.related if r.message == "barrier 1 with count 128"] == [29]
