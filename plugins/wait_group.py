@@ -258,8 +258,10 @@ def _commit_place(kernel: KernelModel, copy: Event, boundary: Event | None = Non
     memory), before the first statement that reads, waits, commits or copies again; at the end
     of the pipelined loop's body when the iteration ends first (the next iteration's wait, round
     the back edge, does not see the copies)."""
-    if boundary is not None:
+    if boundary is not None and (boundary.node.span.line, boundary.node.span.column) > \
+            (copy.node.span.line, copy.node.span.column):
         return point(statement_before(kernel.func, copy.node, boundary.node)), True
+    # (a second stage that starts round the loop's back edge: the commit ends the first one's copies)
     last = copy
     for e in kernel.trace.after(copy):
         if e.kind in (K.COMMIT, K.WAIT):

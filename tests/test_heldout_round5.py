@@ -75,3 +75,17 @@ def test_a_race_inside_a_warp_group_branch_is_fixed_by_a_barrier_of_that_group(t
     [plain] = [f for f in run_check([str(HANDWRITTEN / "cond_writers_nobarrier.cu")], HOST,
                                     CheckOptions(jobs=1)).findings if f.rule == "shared-race"]
     assert plain.help == f"insert __syncthreads(); before line {plain.location.line}"
+
+
+def test_a_commit_missing_at_the_end_of_the_loop_body_goes_back_there(tmp_path):
+    """The V copy's commit at the end of flash attention's loop body deleted: its copies share a
+    group with the next iteration's K copies, across the back edge.  The commit goes after the V
+    copies (the statement after them, line 233), not at the top of the body (line 79, where the
+    mutation suite counted it as a miss at the site)."""
+    lines = (KERNELS / "flash_attn_fwd_sm_80_s1.cu").read_text().split("\n")
+    assert lines[229].strip() == "tl::cp_async_commit();"
+    lines[229] = ""
+    path = tmp_path / "dc.cu"
+    path.write_text("\n".join(lines))
+    [found] = [f for f in run_check([str(path)], HOST, CheckOptions(jobs=1)).findings if f.rule == "uncommitted-copy"]
+    assert found.location.line == 233 and "last at line 227" in found.message
