@@ -79,9 +79,11 @@ CLASSES: dict[str, tuple[str, ...]] = {
     "halve-expect-tx": ("mbarrier-tx-bytes",),
     "halve-init-count": ("mbarrier-arrival-count",),
     "drop-fence-barrier-init": ("mbarrier-init-fence",),
+    "drop-wgmma-wait": ("mbarrier-release", "wgmma-register-race"),
+    "wgmma-wait-deeper": ("wgmma-register-race", "mbarrier-release"),
 }
 EQUIVALENT_CLASSES = ("eq-wait-deeper", "eq-duplicate-barrier", "eq-swap-inits", "eq-duplicate-fence",
-                      "eq-drop-redundant-barrier")
+                      "eq-drop-redundant-barrier", "eq-duplicate-wgmma-wait")
 
 
 def _arch(fixture: str) -> str:
@@ -235,6 +237,23 @@ def drop_fence_barrier_init(name: str, lines: list[str]) -> Iterator[Planted]:
             yield Planted("drop-fence-barrier-init", name, i + 1, _blank(lines, i), what="deleted fence_barrier_init")
 
 
+def drop_wgmma_wait(name: str, lines: list[str]) -> Iterator[Planted]:
+    """A `warpgroup_wait<0>` deleted: the wgmma's group is retired by no wait before the slot's
+    release (its operands still read) and before its accumulators are read."""
+    for i, line in enumerate(lines):
+        if "tl::warpgroup_wait<0>();" in line:
+            yield Planted("drop-wgmma-wait", name, i + 1, _blank(lines, i), what="deleted warpgroup_wait<0>")
+
+
+def wgmma_wait_deeper(name: str, lines: list[str]) -> Iterator[Planted]:
+    """`warpgroup_wait<0>` -> `<1>`: the newest group (the one just committed) stays in flight."""
+    for i, line in enumerate(lines):
+        if "tl::warpgroup_wait<0>();" in line:
+            yield Planted("wgmma-wait-deeper", name, i + 1,
+                          _replace(lines, i, "warpgroup_wait<0>", "warpgroup_wait<1>"),
+                          what="warpgroup_wait<0> -> <1>")
+
+
 # ------------------------------------------------------------------ equivalent mutations
 def eq_wait_deeper(name: str, lines: list[str]) -> Iterator[Planted]:
     for i, line in enumerate(lines):
@@ -276,6 +295,16 @@ def eq_duplicate_fence(name: str, lines: list[str]) -> Iterator[Planted]:
                           what="fence_barrier_init duplicated")
 
 
+def eq_duplicate_wgmma_wait(name: str, lines: list[str]) -> Iterator[Planted]:
+    """A second `warpgroup_wait<0>` right after one: nothing is in flight to wait for."""
+    for i, line in enumerate(lines):
+        if "tl::warpgroup_wait<0>();" in line:
+            out = list(lines)
+            out[i] = line + " tl::warpgroup_wait<0>();"
+            yield Planted("eq-duplicate-wgmma-wait", name, i + 1, "\n".join(out), equivalent=True,
+                          what="warpgroup_wait<0> duplicated")
+
+
 OPERATORS: dict[str, tuple[Callable[[str, list[str]], Iterator[Planted]], tuple[str, ...]]] = {
     "drop-commit": (drop_commit, ("sm_80",)),
     "drop-raw-barrier": (drop_raw_barrier, ("sm_80",)),
@@ -286,10 +315,13 @@ OPERATORS: dict[str, tuple[Callable[[str, list[str]], Iterator[Planted]], tuple[
     "halve-expect-tx": (halve_expect_tx, ("sm_90",)),
     "halve-init-count": (halve_init_count, ("sm_90",)),
     "drop-fence-barrier-init": (drop_fence_barrier_init, ("sm_90",)),
+    "drop-wgmma-wait": (drop_wgmma_wait, ("sm_90",)),
+    "wgmma-wait-deeper": (wgmma_wait_deeper, ("sm_90",)),
     "eq-wait-deeper": (eq_wait_deeper, ("sm_80",)),
     "eq-duplicate-barrier": (eq_duplicate_barrier, ("sm_80", "sm_90")),
     "eq-swap-inits": (eq_swap_inits, ("sm_90",)),
     "eq-duplicate-fence": (eq_duplicate_fence, ("sm_90",)),
+    "eq-duplicate-wgmma-wait": (eq_duplicate_wgmma_wait, ("sm_90",)),
 }
 
 
