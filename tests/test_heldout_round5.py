@@ -1,4 +1,4 @@
-"""Causes found by the eleventh session's held-out and planted rounds (issue 31), each on a kernel
+"""Causes found by the eleventh session's held-out and planted rounds 5 and 6 (issue 31), each on a kernel
 of the project's own (TileLang 0.1.15 output, tests/fixtures/causes/) with its buggy twin:
 
 * a wgmma per K slice of the stage (`for kk in T.serial(...)`: `T.gemm` on `A_s[:, kk*16:...]`):
@@ -6,7 +6,9 @@ of the project's own (TileLang 0.1.15 output, tests/fixtures/causes/) with its b
   dropped (no single value), every stage's reads were booked to slot 0, and the clean kernel had
   three false `mbarrier-release` errors;
 * a wgmma group no `warpgroup_wait` retires (the wait deleted): its operands are read until the
-  thread exits, so the slot's release frees bytes still being read.  It had no finding at all.
+  thread exits, so the slot's release frees bytes still being read.  It had no finding at all;
+* a stage slot every thread fills and a subset reads (round 6): the others' read of the buffer
+  after the loop made each refill a false `version-overwrite`.
 """
 from __future__ import annotations
 
@@ -89,3 +91,15 @@ def test_a_commit_missing_at_the_end_of_the_loop_body_goes_back_there(tmp_path):
     path.write_text("\n".join(lines))
     [found] = [f for f in run_check([str(path)], HOST, CheckOptions(jobs=1)).findings if f.rule == "uncommitted-copy"]
     assert found.location.line == 233 and "last at line 227" in found.message
+
+
+@pytest.mark.parametrize("name", ["subset_reader_sm_80_s2.cu", "subset_reader_sm_80_s3.cu"])
+def test_a_slot_filled_by_every_thread_and_read_by_32_is_consumed(name):
+    """Held-out round 6: threads 32-127 fill each slot that threads 0-31 read; their own read of
+    the buffer after the loop made the refill a false `version-overwrite`."""
+    assert _findings(KERNELS / name) == []
+
+
+def test_a_subset_reading_the_slot_in_flight_is_still_an_overwrite_and_a_race():
+    assert _findings(HANDWRITTEN / "subset_reader_next_slot_sm_80_s2.cu") == [
+        ("shared-race", "error", 55), ("version-overwrite", "error", 41), ("wait-too-shallow", "error", 46)]

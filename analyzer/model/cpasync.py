@@ -117,7 +117,7 @@ class _Sim:
         self.barrier_inits: list[_Write] = []
         self.commits: dict[int, Event] = {}
         self.hazards: dict[tuple, Hazard] = {}
-        self.own_reads: set[str | None] = set()
+        self.own_reads: set[tuple[str | None, int | None]] = set()
         # plain stores inside loops walked once: a later iteration's store by another thread may
         # overwrite what an earlier iteration read (a loop-carried WAR), with no barrier in the loop
         self.once_writes: dict[int, list[tuple[Event, int]]] = {}
@@ -277,9 +277,11 @@ class _Sim:
     def run(self, events: Iterable[Event]) -> dict[tuple, Hazard]:
         handlers = _SIM_HANDLERS
         events = list(events)
-        # Buffers this role reads itself: a slot it only fills may be consumed by
-        # another role (a single MMA-issuing warp), which this walk cannot see.
-        self.own_reads = {ev.buffer for ev in events if ev.kind == K.SMEM and ev.access == "read"}
+        # Buffers this role reads itself in a loop: a slot it only fills there may be consumed
+        # by another role (a single MMA-issuing warp, the 32 threads a `T.Parallel` of 32 rows
+        # runs on), which this walk cannot see; its reads of the buffer in another loop or after
+        # it (an epilogue's copy of the last tile) consume nothing this loop loaded.
+        self.own_reads = {(ev.buffer, ev.loop_id) for ev in events if ev.kind == K.SMEM and ev.access == "read"}
         self.order = {id(ev): n for n, ev in enumerate(events)}
         for ev in events:
             handler = handlers.get(ev.kind)
@@ -565,7 +567,7 @@ class _Sim:
                 and not (old.event.access == "atomic" and ev.access == "atomic"):
             self.hazard(H.WAW_PLAIN, old.event, ev, warp=old.warp, since=old.since)
         if is_async and versioned and old.is_async and not r.consumed \
-                and old.event.node is not ev.node and ev.buffer in self.own_reads:
+                and old.event.node is not ev.node and (ev.buffer, ev.loop_id) in self.own_reads:
             self.hazard(H.OVERWRITE_UNCONSUMED, old.event, ev)
 
     def read(self, ev: Event) -> None:
