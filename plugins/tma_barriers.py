@@ -188,6 +188,9 @@ class Deadlock(_ProtocolCheck):
         why = ("no thread ever arrives on it" if f["never_arrived"] else
                f"wait(parity {f['parity']}) needs phase {f['phase']} to complete, which needs {f['init']} "
                f"arrivals (it holds {f['holds']}), and every role that could arrive is blocked")
+        if f.get("neutral") is not None:
+            why += (f"; the cp.async arrival at line {f['neutral']} has no .noinc, so it raises the count it "
+                    f"arrives on (no net arrival): use tl::mbarrier_cp_async_arrive_noinc")
         return (f"{roles[f['role']]} hangs in wait on {_bar(f['barrier'])} (parity {f['parity']}, "
                 f"iteration {issue.event.where}): {why}")
 

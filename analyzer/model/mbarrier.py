@@ -394,13 +394,22 @@ class MBarrierAnalysis:
                 continue
             st = bars.get(ev.barrier) or BarrierState()
             related = [(e, "init") for e in self._inits().values() if e.barrier == ev.barrier]
-            related += [(e, "arrival") for e in _first_per_node(t for t in traces for t in t)
-                        if e.kind in ARRIVE_KINDS and e.barrier == ev.barrier][:2]
+            arrivals, neutral = _arrivals(traces, ev.barrier)
+            related += [(e, "arrival") for e in arrivals] + \
+                [(e, "cp.async arrival without .noinc (no net arrival)") for e in neutral]
             issues.append(ProtocolIssue(
                 I.DEADLOCK, ev, {"role": r, "barrier": ev.barrier, "parity": ev.value,
                                  "never_arrived": ev.barrier not in arrivers, "phase": st.completed,
-                                 "init": st.init, "holds": st.arrivals}, tuple(related)))
+                                 "init": st.init, "holds": st.arrivals,
+                                 "neutral": neutral[0].node.span.line if neutral else None}, tuple(related)))
         return issues
+
+
+def _arrivals(traces, barrier) -> tuple[list[Event], list[Event]]:
+    """The first two arrival statements on `barrier`, and the first `cp.async.mbarrier.arrive`
+    without `.noinc` on it (no net arrival: `ProtocolSim.on_arrive`), for a deadlock's message."""
+    firsts = [e for e in _first_per_node(t for t in traces for t in t) if e.barrier == barrier]
+    return [e for e in firsts if e.kind in ARRIVE_KINDS][:2], [e for e in firsts if e.kind == K.CP_ASYNC_ARRIVE_INC][:1]
 
 
 def _first_per_node(events):

@@ -361,7 +361,11 @@ class ProtocolSim:
         if ev.kind == K.MBAR_ARRIVE_EXPECT_TX:
             st.tx += (ev.value or 0) * ev.mult
             st.announced = True
-        st.arrivals += ev.mult
+        if ev.kind != K.CP_ASYNC_ARRIVE_INC:
+            # `cp.async.mbarrier.arrive` without `.noinc` raises the pending count by one before
+            # its asynchronous arrival (PTX): no net arrival.  It still publishes the role's
+            # accesses and copies to the phase, which cannot complete before the copies land.
+            st.arrivals += ev.mult
         self.complete(b, ev)
         return True
 
