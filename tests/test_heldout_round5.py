@@ -103,3 +103,15 @@ def test_a_slot_filled_by_every_thread_and_read_by_32_is_consumed(name):
 def test_a_subset_reading_the_slot_in_flight_is_still_an_overwrite_and_a_race():
     assert _findings(HANDWRITTEN / "subset_reader_next_slot_sm_80_s2.cu") == [
         ("shared-race", "error", 55), ("version-overwrite", "error", 41), ("wait-too-shallow", "error", 46)]
+
+
+def test_a_syncwarp_orders_the_lanes_of_warp_0_that_two_roles_split():
+    """Planted round 6, benign control B23, as TileLang's own output: a tree reduction whose last
+    halvings stay in warp 0 and are ordered by `__syncwarp()`; thread 0 (which stores the result)
+    and threads 1-255 are two roles, and the warp barrier orders lanes across them."""
+    assert _findings(KERNELS / "tree_reduce_sm_80_s0.cu") == []
+
+
+def test_a_syncwarp_between_steps_that_span_two_warps_orders_nothing_across_them():
+    # step 1's adds by threads 32-63 are read at step 2 by warp 0 with only a __syncwarp between
+    assert _findings(HANDWRITTEN / "tree_reduce_cross_warp_sm_80_s0.cu") == [("shared-race", "error", 33)]

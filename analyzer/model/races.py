@@ -110,6 +110,7 @@ class RaceRecorder(AccessRecorder):
         self.made = 0                           # accesses recorded so far: their order
         self.hazards: dict[tuple, Hazard] = {}
         self.partials: dict[int, list[tuple[Event, frozenset[int]]]] = {}
+        self._warps: tuple[dict[int, int], dict[int, dict[tuple, tuple[int, int]]]] | None = None
 
     def passed(self, r: int, ev: Event, group: dict) -> None:
         if ev.kind == K.NAMED_SYNC:
@@ -200,7 +201,7 @@ class RaceRecorder(AccessRecorder):
         elif kind == H.WAW_PLAIN and old.event.node is ev.node and old.event.iteration == ev.iteration:
             certain = self.replicated(old.event, ev)
         else:
-            certain = self.overlap(old.event, ev)
+            certain = self.overlap(old.event, ev, self._warp_order(old.event, ev))
         if certain is False:
             return False
         if old.event.retired or ev.retired:
@@ -211,16 +212,56 @@ class RaceRecorder(AccessRecorder):
             return None
         return certain
 
-    def overlap(self, a: Event, b: Event) -> bool | None:
-        """Whether the two accesses (of different roles, so of different threads) share a byte."""
+    def overlap(self, a: Event, b: Event, warp_mask: int | None = None) -> bool | None:
+        """Whether the two accesses (of different roles, so of different threads) share a byte;
+        `warp_mask`: a `__syncwarp` both roles pass between them orders the pairs of one warp
+        whose lanes are both in the mask (`_warp_order`)."""
         if a.unknown_footprint or b.unknown_footprint or a.possible or b.possible:
             return None
         if a.committed or b.committed:
             return self._operand_met(b, a) if a.committed else self._operand_met(a, b)
         if a.lanes is not None and b.lanes is not None:
-            return cross_thread(a.lanes, b.lanes, self.model.index.memo["eval"], self.model.shift(a, b))
+            return cross_thread(a.lanes, b.lanes, self.model.index.memo["eval"], self.model.shift(a, b),
+                                warp_mask=warp_mask)
         return True if a.extent is not None and b.extent is not None else None
 
+
+    def _warp_order(self, a: Event, b: Event) -> int | None:
+        """The lane mask of a `__syncwarp` instance both roles execute between `a` and `b`: after
+        `a` in its role's program and before `b` in the other's, or the other way round.  The
+        lanes of one warp that two roles split (`if (threadIdx.x == 0)`) meet at the same
+        `__syncwarp` statement at the same iteration, its n-th execution in both (a rendezvous of
+        the warp's lanes in the mask, PTX `bar.warp.sync`); None where there is none."""
+        if a.role == b.role or a.committed or b.committed:
+            return None
+        index = self._warp_index()
+        pa, pb = index[0].get(id(a)), index[0].get(id(b))
+        if pa is None or pb is None:
+            return None
+        mine = index[1].get(a.role, {})
+        for key, (pos_b, mask) in index[1].get(b.role, {}).items():
+            pos_a = mine.get(key, (None, 0))[0]
+            if pos_a is not None and ((pos_a > pa and pos_b < pb) or (pos_a < pa and pos_b > pb)):
+                return mask
+        return None
+
+    def _warp_index(self) -> tuple[dict[int, int], dict[int, dict[tuple, tuple[int, int]]]]:
+        """Each event's position in its role's program, and each role's `__syncwarp` instances
+        (statement, iteration, occurrence) with their positions and lane masks; built once."""
+        if self._warps is None:
+            pos: dict[int, int] = {}
+            syncs: dict[int, dict[tuple, tuple[int, int]]] = {}
+            for r, events in enumerate(self.sim.traces):
+                seen: dict[tuple, int] = {}
+                for n, e in enumerate(events):
+                    pos[id(e)] = n
+                    if e.kind == K.WARP_SYNC:
+                        key = (id(e.node), e.iteration)
+                        seen[key] = seen.get(key, -1) + 1
+                        mask = e.value if e.value is not None else 0xFFFFFFFF
+                        syncs.setdefault(r, {})[(*key, seen[key])] = (n, mask & 0xFFFFFFFF)
+            self._warps = (pos, syncs)
+        return self._warps
 
     def _operand_met(self, other: Event, mma: Event) -> bool | None:
         """Whether `other` touches the first 16 bytes a tcgen05 MMA's operand descriptor points at
