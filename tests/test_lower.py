@@ -4,7 +4,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-import time
 
 import pytest
 from helpers import ROOT
@@ -54,18 +53,17 @@ def test_seed_gemm_sweep_reproduces_the_planner_facts(lower, tmp_path):
 
 def test_json_variants_and_second_run_is_cached(lower, tmp_path):
     args = (GEMM, "--num-stages", "0", "2", "3", "--arch", "sm_80", "--format", "json")
-    start = time.perf_counter()
     first = lower(*args)
-    cold = time.perf_counter() - start
-    start = time.perf_counter()
     second = lower(*args)
-    warm = time.perf_counter() - start
     def strip(doc):
         for v in doc["variants"]:
             v.pop("cached"), v.pop("lowering_seconds")
         return doc
 
+    # the warm run reads the cache: every variant says so, and the cold run lowered each one (no
+    # timing here: a loaded CI machine made "warm * 5 < cold" fail; speed is benchmarks/' job)
     assert all(v["cached"] for v in second.json["variants"])
+    assert not any(v["cached"] for v in first.json["variants"])
     assert strip(first.json) == strip(second.json)
     doc = second.json
     by_n = {v["num_stages"]: v for v in doc["variants"]}
@@ -77,7 +75,6 @@ def test_json_variants_and_second_run_is_cached(lower, tmp_path):
     assert by_n[2]["in_flight"] == 1 and by_n[3]["in_flight"] == 2
     assert by_n[3]["shared_bytes"] == 49152 and by_n[3]["cuda"] is None  # not dumped
     assert all(v["findings"] == [] for v in doc["variants"])
-    assert warm * 5 < cold or cold < 1.0  # the cold run lowers, the warm one reads the cache
 
 
 def test_prim_func_gets_num_stages_set_by_pipelint(lower):
