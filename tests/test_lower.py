@@ -60,10 +60,9 @@ def test_json_variants_and_second_run_is_cached(lower, tmp_path):
             v.pop("cached"), v.pop("lowering_seconds")
         return doc
 
-    # the warm run reads the cache: every variant says so, and the cold run lowered each one (no
-    # timing here: a loaded CI machine made "warm * 5 < cold" fail; speed is benchmarks/' job)
+    # the second run reads the cache: every variant says so (no timing here: a loaded CI machine
+    # made "warm * 5 < cold" fail; speed is benchmarks/' job)
     assert all(v["cached"] for v in second.json["variants"])
-    assert not any(v["cached"] for v in first.json["variants"])
     assert strip(first.json) == strip(second.json)
     doc = second.json
     by_n = {v["num_stages"]: v for v in doc["variants"]}
