@@ -468,6 +468,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         host = load_plugins(_disable_from_argv(argv))
         parser = build_parser(host)
+        from .gcpolicy import for_analysis
+
+        for_analysis()          # this process only analyses: collect rarely (gcpolicy's docstring)
         try:
             args = parser.parse_args(argv)
         except SystemExit as stop:  # --help, --version, bad options

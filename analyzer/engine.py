@@ -17,8 +17,6 @@ import stat
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -417,6 +415,9 @@ def _worker_init(disable: tuple[str, ...], plugin_config: tuple[tuple[str, str],
     global _WORKER_HOST
     _WORKER_HOST = load_plugins(disable)
     _WORKER_HOST.configure({name: json.loads(table) for name, table in plugin_config})
+    from .gcpolicy import for_analysis
+
+    for_analysis()
 
 
 def _worker(args: tuple[str, int, float, float, frozenset[str] | None]):
@@ -432,6 +433,9 @@ def _isolated(path: str, options: CheckOptions):
     """Check one file in a worker of its own: if that worker dies (a plugin killing its
     process, a crash in a C extension), only this file's result is lost, and the run is an
     internal error (exit 3): a report with a file missing must not pass."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         with ProcessPoolExecutor(1, initializer=_worker_init,
                                  initargs=(options.disable, options.plugin_config)) as pool:
@@ -494,6 +498,10 @@ def _analyse(files: list[str], host: PluginHost, options: CheckOptions) -> Itera
     cores = os.cpu_count() or 1
     jobs = min(options.jobs, cores) if options.jobs else (min(cores, 8) if len(files) >= 8 else 1)
     if jobs > 1 and len(files) > 1:
+        # the pool's imports (multiprocessing, sockets) only where files are spread over workers
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
         done = 0
         try:
             with ProcessPoolExecutor(jobs, initializer=_worker_init,

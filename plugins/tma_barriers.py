@@ -200,6 +200,44 @@ class Deadlock(_ProtocolCheck):
                 f"{f['phase'] & 1}) and that every role arrives on {_bar(f['barrier'])} once per phase")
 
 
+class PhaseOverrun(_ProtocolCheck):
+    """A parity wait whose barrier can complete the next phase before the wait runs."""
+
+    rule = Rule(
+        "mbarrier-phase-overrun", "MBarrierPhaseOverrun",
+        "mbarrier can run a phase past a parity wait",
+        "A `wait(parity)` observed phase P of a barrier, but no event that completes phase P + 1 "
+        "is ordered after the waiting role reaches the wait: the other roles can complete P + 1 "
+        "first. The parity then names the current, incomplete phase, so the wait blocks until "
+        "P + 2 (a hang when that phase needs the waiting role) or returns a phase late.",
+        Severity.WARNING, "Make each phase of the barrier depend on the waiting role's progress: arrive "
+                        "on the slot this role consumed, and wait on the barrier of the slot it fills.",
+        ("correctness", "hang", "mbarrier"),
+        rationale="`try_wait.parity` tells only the current phase from the one before it. A protocol is "
+                  "sound when a barrier cannot get two phases ahead of any role that waits on it, which holds "
+                  "when every phase after the one a role waits for needs that role's own arrival or release. "
+                  "An off-by-one slot in a release or in a producer's wait breaks that chain, and whether the "
+                  "kernel hangs then depends on the schedule.")
+    hazards = (I.PHASE_OVERRUN,)
+
+    def message(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f = issue.facts
+        who, phase = kernel.roles[f["role"]], f["phase"]
+        by = ", ".join(f"line {e.node.span.line}" for e, _ in issue.related) or "the other roles"
+        seen = "passes on the barrier's initial phase" if phase < 0 else f"observes phase {phase} complete"
+        return (f"{who} waits on {_bar(f['barrier'])} with parity {f['parity']} (iteration {issue.event.where}) "
+                f"and {seen}, but phase {phase + 1} can complete before this wait runs: none of the events "
+                f"that complete it ({by}) is ordered after {who} reaches the wait. The wait then blocks "
+                f"until phase {phase + 2} completes: a hang if that phase needs {who}, else it returns a phase late")
+
+    def help(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
+        f = issue.facts
+        return (f"check which slot the wait at line {issue.event.node.span.line} and the arrivals on "
+                f"{_bar(f['barrier'], generic=True)} index: each phase of {_bar(f['barrier'])} after the one this "
+                f"role waits for must need this role's own arrival or release (the slot it consumed, or the "
+                f"slot it fills)")
+
+
 class ReadBeforeWait(_ProtocolCheck):
     """A read of a TMA-loaded slot before the wait on the phase its load completes."""
 
@@ -604,8 +642,8 @@ class InitFence(_ProtocolCheck):
         return f"insert tl::{f['missing']}(); (then __syncthreads()) after the mbarrier inits, before line {line}"
 
 
-CHECKS = (ArrivalCount(), TxBytes(), Deadlock(), ReadBeforeWait(), LoadUnwaited(), Release(), TmemOrder(), StoreFence(),
-          StoreWait(), MmaFence(), WgmmaCommit(), WgmmaFence(), NotAnalyzed(), InitFence())
+CHECKS = (ArrivalCount(), TxBytes(), Deadlock(), PhaseOverrun(), ReadBeforeWait(), LoadUnwaited(), Release(),
+          TmemOrder(), StoreFence(), StoreWait(), MmaFence(), WgmmaCommit(), WgmmaFence(), NotAnalyzed(), InitFence())
 RULES = tuple(c.rule for c in CHECKS)
 _R = {c.id: c.rule for c in CHECKS}
 

@@ -126,4 +126,6 @@ def test_tmem_deallocate_reads_the_address_word_and_decides_the_pair():
     epilogue's reads of C_tmem[0] was undecided."""
     kernel = KERNELS / "tcgen05_gemm_sm_100_s2.cu"
     assert "tl::tmem_deallocate((&(C_tmem[0]))" in kernel.read_text()
-    assert _set(kernel) == []
+    # nothing on C_tmem; the one finding is the consumers' second wait on `mbar` after their release
+    # (tests/rules/mbarrier-phase-overrun/tcgen05_wait_after_release.ref)
+    assert _set(kernel) == [("mbarrier-phase-overrun", "warning", 102)]

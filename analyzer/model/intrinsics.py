@@ -97,6 +97,7 @@ class IssueKind(StrEnum):
     TMA_UNWAITED = "tma-unwaited"            # a TMA load whose phase no role ever waits for
     TMEM_RAW = "tmem-raw"                    # a tcgen05_ld before the MMAs writing those columns completed
     TMEM_WAR = "tmem-war"                    # an MMA into columns another role's tcgen05_ld may still read
+    PHASE_OVERRUN = "phase-overrun"          # a parity wait the barrier can run two phases past
 
 
 @dataclass(frozen=True, slots=True)

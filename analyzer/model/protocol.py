@@ -38,6 +38,8 @@ MBAR_EVENT_KINDS = frozenset({K.MBAR_INIT, K.MBAR_ARRIVE, K.MBAR_WAIT, K.MBAR_EX
                               K.TMA_LOAD, K.CP_ASYNC_ARRIVE, K.CP_ASYNC_ARRIVE_INC, K.MMA_ARRIVE})
 MAX_RELEASES = 64     # releases remembered per read (one per barrier): the first ones matter
 MAX_STEPS = 10_000_000
+# Events another role cannot observe: a role whose remaining events are all of these only waits
+_INERT = frozenset({K.MBAR_WAIT, K.FENCE_PROXY, K.FENCE_INIT, K.PREFETCH, K.DESC_INIT, K.DESC_OFFSET})
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +205,12 @@ class ProtocolSim:
         self.vc: list[list[int]] = [[1 if q == r else 0 for q in range(2 * n)] for r in range(n)]
         self.unit = [1] * n
         self.handed_vc: dict[tuple[Barrier, int], list[int]] = {}
+        # Progress clocks: the same components, but an elected thread's arrival hands on its role's
+        # whole progress (every thread of the role passed what came before it in program order),
+        # where `published` hands on only what orders the role's accesses; they decide which
+        # events are ordered after a role reaches a wait (`overruns`), never an access pair
+        self.progress: list[list[int]] = [list(clock) for clock in self.vc]
+        self.handed_progress: dict[tuple[Barrier, int], list[int]] = {}
         self.disabled: frozenset[int] = frozenset()      # barrier nodes treated as absent
         self.recorder: AccessRecorder | None = None
         # each role's cp.async copies not yet complete, with their commit group (None: none yet):
@@ -224,6 +232,13 @@ class ProtocolSim:
         self.named_log: dict[int, list[tuple[int, list[int], Event, int]]] = {}
         self.mixed: dict[int, tuple[Event, Event]] = {}
         self.absent: frozenset[int] = frozenset()
+        # Phase overrun (`overruns`): each passed parity wait (role, event, barrier, the phase it
+        # observed, the role's clock there), and per phase the join of the clocks of the events
+        # that complete it (its arrivals and the TMA loads whose bytes it counts), with the first
+        # of those events
+        self.waits: list[tuple[int, Event, Barrier, int, int, int]] = []
+        self.phase_clock: dict[tuple[Barrier, int], list[int]] = {}
+        self.phase_events: dict[tuple[Barrier, int], list[Event]] = {}
 
     # ------------------------------------------------------------------ driver
     def run(self) -> list[ProtocolIssue]:
@@ -243,6 +258,7 @@ class ProtocolSim:
                 break
         if all(pc >= len(t) for pc, t in zip(pcs, traces)):
             self.unwaited_loads()
+        self.overruns()
         for r in range(len(traces)):
             self.complete_copies(r, None)       # never waited for: complete at the role's end
         return self.issues
@@ -256,6 +272,55 @@ class ProtocolSim:
                     self.issues.append(ProtocolIssue(IssueKind.TMA_UNWAITED, wev,
                                                      {"barrier": wb, "phase": phase, "buffer": wev.buffer,
                                                       "slot": self.model.slot(wev)}))
+
+    def overruns(self) -> None:
+        """Parity waits the barrier can run two phases past.
+
+        `try_wait.parity(p)` tells only the current phase from the one before it.  A wait that
+        observed phase P is sound only if phase P + 1 cannot complete before the wait runs: some
+        event that completes P + 1 must be ordered after the waiting role's progress at the wait
+        (its clock component there).  Where none is, a schedule in which the other roles run
+        ahead completes P + 1 first; the wait then blocks until phase P + 2, a hang where that
+        phase needs the waiting role, or returns a phase late.  One schedule (this simulation's)
+        cannot show it; the clocks of the phase's events decide it for every schedule.
+
+        A role that between the wait and its next wait on the same barrier only waits is left
+        out: its lag changes nothing another role sees until that next wait, and it is the idiom
+        of every TMA producer (CUTLASS's `producer_acquire` too), whose lanes besides the elected
+        one wait on the empty barriers and issue nothing."""
+        seen: set[int] = set()
+        for r, ev, b, phase, clock, pc in self.waits:
+            later = self.phase_clock.get((b, phase + 1))
+            if later is None or id(ev.node) in seen or self.bars[b].completed <= phase + 1:
+                continue
+            if later[r] < clock and not self._only_waits(r, pc, b):
+                seen.add(id(ev.node))
+                self.issues.append(ProtocolIssue(
+                    IssueKind.PHASE_OVERRUN, ev,
+                    {"role": r, "barrier": b, "parity": ev.value, "phase": phase},
+                    tuple((e, "arrival") if e.kind in ARRIVE_KINDS else (e, "TMA load")
+                          for e in self.phase_events.get((b, phase + 1), ()))))
+
+    def _only_waits(self, r: int, pc: int, b: Barrier) -> bool:
+        """Whether role `r` does nothing another role can observe after its event `pc` up to its
+        next wait on `b` (or its end)."""
+        for ev in self.traces[r][pc + 1:]:
+            if ev.kind == K.MBAR_WAIT and ev.barrier == b:
+                return True
+            if ev.kind not in _INERT:
+                return False
+        return True
+
+    def _completes(self, r: int, ev: Event, b: Barrier, phase: int) -> None:
+        """Event `ev` of role `r` counts towards phase `phase` of `b` (`overruns`)."""
+        key = (b, phase)
+        clock = self.phase_clock.get(key)
+        if clock is None:
+            clock = self.phase_clock[key] = [0] * len(self.vc[r])
+        vc_max(clock, self.progress[r])
+        events = self.phase_events.setdefault(key, [])
+        if len(events) < 2 and all(e.node is not ev.node for e in events):
+            events.append(ev)
 
     # ------------------------------------------------------------------ cp.async completion
     def on_copy(self, r: int, ev: Event) -> bool:
@@ -342,6 +407,7 @@ class ProtocolSim:
         b = ev.barrier
         assert b is not None
         phase = st.completed
+        self._completes(r, ev, b, phase)
         # Any arrive after a read releases it: a role that learns this phase is
         # ordered after the read.  A slot read twice is released only by
         # arrivals after its last read.
@@ -357,7 +423,9 @@ class ProtocolSim:
         vc_max(handed_vc, self.published(r, ev))
         if ev.kind == K.MMA_ARRIVE:         # fires when the role's MMAs so far have completed
             self._hand_unit(r, handed_vc)
+        vc_max(self.handed_progress.setdefault((b, phase), [0] * (2 * len(self.vc))), self.progress[r])
         self.vc[r][r] += 1
+        self.progress[r][r] += 1
         if ev.kind == K.MBAR_ARRIVE_EXPECT_TX:
             st.tx += (ev.value or 0) * ev.mult
             st.announced = True
@@ -403,6 +471,7 @@ class ProtocolSim:
             return False
         b = ev.barrier
         assert b is not None
+        self.waits.append((r, ev, b, st.completed - 1, self.vc[r][r], self.pcs[r]))
         self.learn(r, b, st.completed - 1)
         return True
 
@@ -420,6 +489,9 @@ class ProtocolSim:
             hvc = self.handed_vc.get((b, p))
             if hvc:
                 vc_max(self.vc[r], hvc)
+            progress = self.handed_progress.get((b, p))
+            if progress:
+                vc_max(self.progress[r], progress)
 
     # ------------------------------------------------------------------ block and named barriers
     def rendezvous(self, r: int, key: object, threads: int, needed: int | None,
@@ -442,6 +514,7 @@ class ProtocolSim:
         del self.at_barrier[r]
         merge(self.known[r], group["known"])
         vc_max(self.vc[r], group["vc"])
+        vc_max(self.progress[r], group["progress"])
         if threads >= self.model.roles[r].threads:
             self.full_sync[r] = group["vc"][r]      # every thread of the role passed it
         self.members.setdefault(group["n"], set()).update(group["roles"])
@@ -460,9 +533,11 @@ class ProtocolSim:
         group["threads"] += threads
         merge(group["known"], self.known[r])
         vc_max(group.setdefault("vc", [0] * (2 * len(self.vc))), self.vc[r])
+        vc_max(group.setdefault("progress", [0] * (2 * len(self.vc))), self.progress[r])
         if ev is not None and isinstance(key, tuple) and key[1] in self.watch:
             self._concurrent_arrival(r, key[1], ev, group["n"])
         self.vc[r][r] += 1
+        self.progress[r][r] += 1
         for reader in self.live_readers(r):
             reader.release(("sync", key, group["n"]))
         self.at_barrier[r] = level = (key, group)
@@ -563,6 +638,8 @@ class ProtocolSim:
         # phase on arrivals alone (tx-count 0), and the loads land in the next one.
         late = not self.tx_known and st.completed_at == (r, ev.iteration) and st.held_open
         self.tma_write(r, ev, st.completed - (1 if late else 0))
+        if ev.barrier is not None:
+            self._completes(r, ev, ev.barrier, st.completed - (1 if late else 0))
         size = self.a.tma_bytes.get(id(ev))
         if self.tx_known and size is not None and ev.barrier is not None:
             st.tx -= size * ev.mult
