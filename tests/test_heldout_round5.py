@@ -8,7 +8,8 @@ of the project's own (TileLang 0.1.15 output, tests/fixtures/causes/) with its b
 * a wgmma group no `warpgroup_wait` retires (the wait deleted): its operands are read until the
   thread exits, so the slot's release frees bytes still being read.  It had no finding at all;
 * a stage slot every thread fills and a subset reads (round 6): the others' read of the buffer
-  after the loop made each refill a false `version-overwrite`.
+  after the loop made each refill a false `version-overwrite`;
+* (the twelfth session's round 7) a stage slot read only inside an atomic's address.
 """
 from __future__ import annotations
 
@@ -115,3 +116,26 @@ def test_a_syncwarp_orders_the_lanes_of_warp_0_that_two_roles_split():
 def test_a_syncwarp_between_steps_that_span_two_warps_orders_nothing_across_them():
     # step 1's adds by threads 32-63 are read at step 2 by warp 0 with only a __syncwarp between
     assert _findings(HANDWRITTEN / "tree_reduce_cross_warp_sm_80_s0.cu") == [("shared-race", "error", 33)]
+
+
+# ---------------------------------------------------------------- round 7
+@pytest.mark.parametrize("name", ["atomic_index_global_sm_80_s2.cu", "atomic_index_global_sm_90_s2.cu",
+                                  "atomic_index_shared_sm_80_s2.cu", "atomic_index_shared_sm_90_s2.cu"])
+def test_a_shared_load_in_an_atomics_address_reads_the_slot(name):
+    """`AtomicAdd((&(H[(Xs[...] & 63)])), 1)` loads Xs to find its address (causes/atomic_index.py).
+    Before, the slot looked never read: a false `mbarrier-release` on sm_90, and on sm_80
+    `redundant-wait`/`redundant-barrier` claims whose removal makes the race."""
+    text = (KERNELS / name).read_text()
+    assert "AtomicAdd((&(" in text and ("[(Xs[" in text or "[(((int*)Xs)[" in text)
+    assert _findings(KERNELS / name) == []
+
+
+def test_the_atomics_address_read_needs_the_cp_async_wait(tmp_path):
+    """The buggy twin: without the loop's `cp_async_wait<1>` the address reads a slot in flight."""
+    lines = (KERNELS / "atomic_index_global_sm_80_s2.cu").read_text().split("\n")
+    assert lines[41].strip() == "tl::cp_async_wait<1>();"
+    twin = tmp_path / "atomic_index_global_nowait.cu"
+    twin.write_text("\n".join(lines[:41] + lines[42:]))
+    found = _findings(twin)
+    assert ("wait-too-shallow", "error", 47) in found
+    assert "AtomicAdd" in twin.read_text().split("\n")[46]

@@ -1147,6 +1147,8 @@ class _RoleWalker:
         ref = self.b.layout.ref(target)
         if ref is not None:
             self.emit_access(ref, access, node, env, mult, it, guarded, lanes=True)
+            if ref.index is not None:       # `S[idx_s[t]] = v` reads idx_s to find its address
+                self.reads_in(ref.index, env, mult, it, guarded)
             return
         gref = self.b.global_ref(target)
         if gref is not None:
@@ -1642,6 +1644,8 @@ class _RoleWalker:
                                else _access_width(c.node, intr))
         self.emit_access(ref, intr.access, c.node, c.env, c.mult, c.it, c.guarded, kind=event_kind,
                          width=width, lanes=intr.per_thread)
+        if ref.index is not None and intr.access == "atomic":    # `AtomicAdd(&S[idx_s[t]], 1)`
+            self.reads_in(ref.index, c.env, c.mult, c.it, c.guarded)
         for n, arg in enumerate(c.node.args[smem + 1:]):
             src = self.b.global_ref(_strip_address_of(arg)) if intr.kind == K.CP_ASYNC and n == 0 else None
             if src is not None:      # the copy's global source: the same bytes per thread as its target
@@ -1659,6 +1663,10 @@ class _RoleWalker:
         if gref is not None:
             self.emit_access(gref, "atomic", c.node, c.env, c.mult, c.it, c.guarded, kind=K.GLOBAL,
                              width=c.intr.elems * gref.elem_bytes, lanes=True)
+        # the address reads what its index reads: `AtomicAdd(&H[Xs[i] & 63], 1)` loads Xs[i] first
+        address = gref.index if gref is not None else c.node.args[smem]
+        if address is not None:
+            self.reads_in(address, c.env, c.mult, c.it, c.guarded)
         # the value operands: `AtomicAddx4(&dV[..], *(float4*)(dv_shared + ..))` reads shared memory
         for arg in c.node.args[smem + 1:]:
             self.reads_in(arg, c.env, c.mult, c.it, c.guarded)
