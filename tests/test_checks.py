@@ -25,6 +25,13 @@ def test_zero_errors_on_every_clean_fixture(clean_report):
 
 def test_known_redundant_barriers_and_waits_are_the_only_warnings(clean_report):
     warnings = [f for f in clean_report.findings if f.severity.value == "warning"]
+    # one correctness warning on TileLang's own output: the tcgen05 GEMM's consumers wait on `mbar`
+    # again after releasing the slot, a wait the barrier can run two phases past (unproven on
+    # hardware: sm_100; tests/rules/mbarrier-phase-overrun/tcgen05_wait_after_release.ref)
+    overrun = [(f.location.path.split("/")[-1], f.location.line) for f in warnings
+               if f.rule == "mbarrier-phase-overrun"]
+    assert overrun == [("tcgen05_gemm_sm_100_s2.cu", 102)]
+    warnings = [f for f in warnings if f.rule != "mbarrier-phase-overrun"]
     assert warnings and all(f.rule in ("redundant-barrier", "redundant-wait") for f in warnings)
     assert {f.location.path.split("/")[-1] for f in warnings} == {
         f"gemv_sm_80_s{n}.cu" for n in (1, 2, 3, 4)} | {"scaled_gemm_sm_80_s2.cu", "splitk_gemv_sm_80_s2.cu"} | {
