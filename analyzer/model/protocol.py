@@ -235,7 +235,8 @@ class ProtocolSim:
         # Phase overrun (`overruns`): each passed parity wait (role, event, barrier, the phase it
         # observed, the role's clock there), and per phase the join of the clocks of the events
         # that complete it (its arrivals and the TMA loads whose bytes it counts), with the first
-        # of those events
+        # of those events.  Not `handed_progress`: a load does not tick its role's clock, so what the
+        # waiters learn from it would order the issuing role's next wait after the load itself
         self.waits: list[tuple[int, Event, Barrier, int, int, int]] = []
         self.phase_clock: dict[tuple[Barrier, int], list[int]] = {}
         self.phase_events: dict[tuple[Barrier, int], list[Event]] = {}

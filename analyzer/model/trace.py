@@ -1644,7 +1644,7 @@ class _RoleWalker:
                                else _access_width(c.node, intr))
         self.emit_access(ref, intr.access, c.node, c.env, c.mult, c.it, c.guarded, kind=event_kind,
                          width=width, lanes=intr.per_thread)
-        if ref.index is not None and intr.access == "atomic":    # `AtomicAdd(&S[idx_s[t]], 1)`
+        if ref.index is not None:       # the address reads what its index reads: `AtomicAdd(&S[idx_s[t]], 1)`
             self.reads_in(ref.index, c.env, c.mult, c.it, c.guarded)
         for n, arg in enumerate(c.node.args[smem + 1:]):
             src = self.b.global_ref(_strip_address_of(arg)) if intr.kind == K.CP_ASYNC and n == 0 else None
