@@ -139,3 +139,21 @@ def test_the_atomics_address_read_needs_the_cp_async_wait(tmp_path):
     found = _findings(twin)
     assert ("wait-too-shallow", "error", 47) in found
     assert "AtomicAdd" in twin.read_text().split("\n")[46]
+
+
+def test_an_mbarrier_chosen_by_the_thread_index_splits_the_roles():
+    """`bar[(((int)threadIdx.x) >> 7)].arrive()`: each warp group arrives on its own barrier
+    (causes/group_barriers.py).  Evaluated for the role's first thread, all 256 threads arrived on
+    `bar[0]`: a false `mbarrier-arrival-count` and `mbarrier-deadlock`."""
+    clean = KERNELS / "group_barriers_sm_90_s0.cu"
+    assert "bar[(((int)threadIdx.x) >> 7)].arrive();" in clean.read_text()
+    assert _findings(clean) == []
+
+
+def test_barriers_per_group_counted_for_the_whole_block_hang():
+    """The buggy twin: both barriers initialised for 256 arrivals, which only 128 threads give."""
+    twin = HANDWRITTEN / "group_barriers_counted_twice_sm_90_s0.cu"
+    lines = twin.read_text().split("\n")
+    assert lines[28].strip() == "bar[0].init(256);" and lines[29].strip() == "bar[1].init(256);"
+    assert _findings(twin) == [("mbarrier-arrival-count", "error", 29), ("mbarrier-arrival-count", "error", 30),
+                               ("mbarrier-deadlock", "error", 39)]

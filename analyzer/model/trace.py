@@ -355,31 +355,39 @@ def pipeline_period(index: KernelIndex, tracked: frozenset[str] = frozenset(),
     return period_of(index, loops, tracked, params)
 
 
-def find_roles(ifs: list[A.If], threads: int) -> list[Role]:
-    """Split [0, threads) wherever an `if` on `threadIdx.x` alone changes its outcome.
+def find_roles(ifs: list[A.If], threads: int, selectors: tuple[A.Expr, ...] = ()) -> list[Role]:
+    """Split [0, threads) wherever an `if` on `threadIdx.x` alone changes its outcome, or a
+    `selector` its value.
 
     Each condition is evaluated for every thread of the block (at most 1024),
     so `threadIdx.x < 128`, `(threadIdx.x >> 5) == 0` and `threadIdx.x / 128 == 1`
     all give exact warp roles.  A condition whose outcome flips more than a few
-    times (`threadIdx.x & 1`) partitions data, not roles, and is not a cut.
+    times (`threadIdx.x & 1`) partitions data, not roles, and is not a cut.  A selector is
+    an mbarrier's index that names a barrier per thread group (`bar[threadIdx.x >> 7].arrive()`,
+    `TraceBuilder.barrier_selectors`): like a branch, it gives each group its own barrier.
     """
     cuts = {0, threads}
     evaluator = CompiledEvaluator()
-    for n in ifs:
-        if not mentions(n.cond, {"threadIdx.x"}):
+    splits = [(n.cond, bool) for n in ifs] + [(e, _same) for e in selectors]
+    for expr, outcome in splits:
+        if not mentions(expr, {"threadIdx.x"}):
             continue
         env = {"threadIdx.x": 0}
         values = []
         for tid in range(threads):
             env["threadIdx.x"] = tid
-            values.append(evaluator(n.cond, env))
+            values.append(evaluator(expr, env))
         if None in values:
             continue
-        flips = [tid for tid in range(1, threads) if bool(values[tid]) != bool(values[tid - 1])]
+        flips = [tid for tid in range(1, threads) if outcome(values[tid]) != outcome(values[tid - 1])]
         if len(flips) <= MAX_ROLE_CUTS:
             cuts.update(flips)
     bounds = sorted(cuts)
     return [Role(a, b) for a, b in zip(bounds, bounds[1:])]
+
+
+def _same(value: object) -> object:
+    return value
 
 
 class TraceBuilder:
@@ -673,9 +681,23 @@ class TraceBuilder:
             self._headers[key] = _loop_header(loop, self.runtime_trip)
         return self._headers[key]
 
+    def barrier_selectors(self) -> tuple[A.Expr, ...]:
+        """The indices of mbarrier arrays that depend on the thread (`bar[threadIdx.x >> 7]`):
+        each thread uses the barrier its own index names, so they split the roles."""
+        found = []
+        for call in self.kinds.calls:
+            callee = call.callee
+            target = callee.base if isinstance(callee, A.Member) else (
+                _strip_address(call.args[0]) if call.args else None)
+            ref = self.layout.barrier_ref(target) if target is not None else None
+            if ref is not None and mentions(ref[1], {"threadIdx.x"}):
+                found.append(ref[1])
+        return tuple(found)
+
     def build(self) -> Trace:
         assert self.func.body is not None
-        roles = self.roles if self.roles is not None else find_roles(self.kinds.ifs, self.threads)
+        roles = self.roles if self.roles is not None else find_roles(self.kinds.ifs, self.threads,
+                                                                     self.barrier_selectors())
         events = []
         uses: list[FragmentUse] = []
         for index, role in enumerate(roles):
