@@ -157,3 +157,22 @@ def test_barriers_per_group_counted_for_the_whole_block_hang():
     assert lines[28].strip() == "bar[0].init(256);" and lines[29].strip() == "bar[1].init(256);"
     assert _findings(twin) == [("mbarrier-arrival-count", "error", 29), ("mbarrier-arrival-count", "error", 30),
                                ("mbarrier-deadlock", "error", 39)]
+
+
+def test_a_template_step_no_thread_performs_touches_nothing():
+    """`tl::CumSum2D<128, 0, false>::run(slot, slot, 1, 256, 256, 256)` run by threads 128-255: its
+    last column block is guarded out for every one of them (causes/scan_consumer.py).  Its
+    unguarded address, in the next slot, gave three false errors."""
+    kernel = KERNELS / "scan_consumer_sm_90_s2.cu"
+    assert "tl::CumSum2D<128, 0, false>::run((&(Xs[((k_1 & 1) * 256)]))" in kernel.read_text()
+    assert _findings(kernel) == []
+
+
+def test_the_steps_threads_perform_are_still_checked(tmp_path):
+    """The buggy twin: the scan on slot 0 at every trip leaves slot 1's loads unread before reuse."""
+    text = (KERNELS / "scan_consumer_sm_90_s2.cu").read_text()
+    twin = tmp_path / "scan_consumer_slot0.cu"
+    twin.write_text(text.replace("::run((&(Xs[((k_1 & 1) * 256)])), (&(Xs[((k_1 & 1) * 256)]))",
+                                 "::run((&(Xs[0])), (&(Xs[0]))"))
+    assert twin.read_text() != text
+    assert _findings(twin) == [("mbarrier-release", "error", 40)]

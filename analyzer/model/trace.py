@@ -1352,6 +1352,8 @@ class _RoleWalker:
         the step's guards.  Each step is a site of its own (`offset`): the stage stride is what
         the pipeline moves one step by, never the distance between two steps of the template."""
         index = step.index if ref.index is None else A.Binary("+", ref.index, step.index, call.span)
+        if step.guards and not self._some_thread_passes(step.guards, env):
+            return          # a step no thread of the role performs touches nothing (its address is moot)
         self.guards.extend((g, True) for g in step.guards)
         self.loop_stack.append(("<template step>", n))
         try:
@@ -1360,6 +1362,16 @@ class _RoleWalker:
         finally:
             self.loop_stack.pop()
             del self.guards[len(self.guards) - len(step.guards):]
+
+    def _some_thread_passes(self, guards: tuple[A.Expr, ...], env: dict) -> bool:
+        """Whether some thread of the role passes every guard of a template step, for some value of
+        the once-walked loops the guards read (True where a guard cannot be evaluated per thread)."""
+        cond = guards[0]
+        for g in guards[1:]:
+            cond = A.Binary("&&", cond, g, g.span)
+        loop_vars = {n: r for n, r in self.ranges.items() if n != "threadIdx.x" and n in _names_of(cond)}
+        masks = self.b.thread_masks(cond, env, self.active, loop_vars)
+        return masks is None or bool(masks[0] & self.role_mask)
 
     def unknown_call(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         """A call the table does not know: a shared pointer passed to it may be read or written."""
