@@ -176,3 +176,28 @@ def test_the_steps_threads_perform_are_still_checked(tmp_path):
                                  "::run((&(Xs[0])), (&(Xs[0]))"))
     assert twin.read_text() != text
     assert _findings(twin) == [("mbarrier-release", "error", 40)]
+
+
+@pytest.mark.parametrize("name", ["column_walk_sm_80_s2.cu", "column_walk_sm_90_s2.cu"])
+def test_an_offset_growing_inside_the_slot_is_no_stage_stride(name):
+    """`As[(k & 1) * 2048 + tx * 32 + k]` (causes/column_walk.py): the stage stride is the version
+    term's 4096 bytes, not the 2 bytes the column moves a trip.  Before: 2056 "slots" and false
+    errors of every slot rule (version-mismatch on sm_80; tx-bytes, release, read-before-wait on sm_90)."""
+    from pipelint.cuda import parse
+    from pipelint.model import KernelModel
+
+    kernel = KERNELS / name
+    assert "* 2048) + (((int)threadIdx.x) * 32)) + k" in kernel.read_text()
+    parsed = parse(kernel.read_text())
+    model = KernelModel(parsed.unit.kernels()[0], parsed.lines, parsed.registry)
+    assert (model.stages["As"].stride, model.stages["As"].versions) == (4096, 2)
+    assert _findings(kernel) == []
+
+
+def test_reading_the_slot_being_filled_is_still_found(tmp_path):
+    """The buggy twin: the read takes the other slot, `((k + 1) & 1)`, the one the copy fills."""
+    text = (KERNELS / "column_walk_sm_80_s2.cu").read_text()
+    twin = tmp_path / "column_walk_next_slot.cu"
+    twin.write_text(text.replace("= As[((((k & 1) * 2048)", "= As[(((((k + 1) & 1) * 2048)"))
+    assert twin.read_text() != text
+    assert _findings(twin) == [("version-overwrite", "error", 36), ("wait-too-shallow", "error", 41)]

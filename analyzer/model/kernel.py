@@ -75,6 +75,30 @@ class BufferStages:
     versions: int        # slots the buffer's accesses rotate over
 
 
+def _without_drift(points: dict[tuple, int]) -> list[int]:
+    """A site's offsets by iteration, less a part that grows linearly with the pipeline variable.
+
+    `As[(k & 1) * 2048 + tx * 32 + k]` (column `k % 32` of the current slot) moves by the version
+    term and by 2 bytes a trip: the gcd of its changes would be 2 bytes, 2056 "slots".  Where the
+    offsets advance by one amount every `d` trips (d the smallest step with one difference, seen
+    at least twice) and what is left still varies (a version term), that amount is taken out.  A
+    site that only grows (`S[k]`) or only rotates keeps its offsets."""
+    offsets = list(points.values())
+    if any(len(it) != 1 for it in points):
+        return offsets
+    by_trip = {it[0][1]: off for it, off in points.items()}
+    trips = sorted(by_trip)
+    for d in range(1, len(trips) // 2 + 1):
+        diffs = [by_trip[k + d] - by_trip[k] for k in trips if k + d in by_trip]
+        if len(diffs) < 2 or len(set(diffs)) != 1:
+            continue
+        if diffs[0] == 0 or diffs[0] % d:
+            return offsets
+        rest = [off - diffs[0] // d * k for k, off in by_trip.items()]
+        return rest if len(set(rest)) > 1 else offsets
+    return offsets
+
+
 class KernelModel:
     """The facts pipelint knows about one kernel; read-only for checks."""
 
@@ -348,15 +372,16 @@ class KernelModel:
         return 128
 
     def _stages(self) -> dict[str, BufferStages]:
-        """Stride = gcd of offset changes caused by the pipeline variable alone."""
-        per_site: dict[tuple, set[int]] = {}
+        """Stride = gcd of offset changes caused by the pipeline variable alone: by its version
+        term, not by an offset inside the slot that grows with it (`_without_drift`)."""
+        per_site: dict[tuple, dict[tuple, int]] = {}
         for ev in self.trace.all_events():
             if ev.buffer is None or ev.offset is None or not ev.iteration or ev.site is None:
                 continue
-            per_site.setdefault((ev.buffer, ev.role, ev.site), set()).add(ev.offset)
+            per_site.setdefault((ev.buffer, ev.role, ev.site), {})[ev.iteration] = ev.offset
         strides: dict[str, int] = {}
-        for (buffer, _, _), offsets in per_site.items():
-            ordered = sorted(offsets)
+        for (buffer, _, _), points in per_site.items():
+            ordered = sorted(set(_without_drift(points)))
             for a, b in zip(ordered, ordered[1:]):
                 strides[buffer] = math.gcd(strides.get(buffer, 0), b - a)
         result = {}
