@@ -35,7 +35,13 @@ def test_known_redundant_barriers_and_waits_are_the_only_warnings(clean_report):
     assert warnings and all(f.rule in ("redundant-barrier", "redundant-wait") for f in warnings)
     assert {f.location.path.split("/")[-1] for f in warnings} == {
         f"gemv_sm_80_s{n}.cu" for n in (1, 2, 3, 4)} | {"scaled_gemm_sm_80_s2.cu", "splitk_gemv_sm_80_s2.cu"} | {
-        f"row_sum_sm_80_s{n}.cu" for n in (1, 2, 3, 4)} | {"cumsum_rows_sm_80_s1.cu", "split_parts_sm_80_s2.cu"}
+        f"row_sum_sm_80_s{n}.cu" for n in (1, 2, 3, 4)} | {"cumsum_rows_sm_80_s1.cu", "split_parts_sm_80_s2.cu",
+                                                           "column_counter_sm_80_s2.cu"}
+    # column_counter: the barrier after the B copy's commit (line 108) stands between a copy into Bs
+    # and the read of the A slot the wait before the GEMM completed; the one after that read (line
+    # 112's) orders it before the next copy into A
+    counter = {f.location.line for f in warnings if f.location.path.endswith("column_counter_sm_80_s2.cu")}
+    assert counter == {108}
     # split_parts: the barrier before each split's prologue (line 38) and the one after its
     # epilogue reads (line 135) are both covered by the drain's barrier (line 105, after the last
     # reads of slot 0) and the loop-head barrier (line 55, before the copy into slot 1): P_s, which

@@ -201,3 +201,18 @@ def test_reading_the_slot_being_filled_is_still_found(tmp_path):
     twin.write_text(text.replace("= As[((((k & 1) * 2048)", "= As[(((((k + 1) & 1) * 2048)"))
     assert twin.read_text() != text
     assert _findings(twin) == [("version-overwrite", "error", 36), ("wait-too-shallow", "error", 41)]
+
+
+def test_a_column_chosen_by_a_counter_is_no_stage_stride():
+    """`As[tx, cnt % bK]` with `cnt += 3` a trip (causes/column_walk.py, `column_counter`): the
+    swizzled offset mixes the counter's bits and never repeats; the copies into As rotate over two
+    versions of 4096 bytes.  Before: 30 "slots", a false version-mismatch and version-overwrite."""
+    from pipelint.cuda import parse
+    from pipelint.model import KernelModel
+
+    kernel = KERNELS / "column_counter_sm_80_s2.cu"
+    assert "(cnt & 7))]" in kernel.read_text()
+    parsed = parse(kernel.read_text())
+    model = KernelModel(parsed.unit.kernels()[0], parsed.lines, parsed.registry)
+    assert (model.stages["As"].stride, model.stages["As"].versions) == (4096, 2)
+    assert [f for f in _findings(kernel) if f[1] == "error"] == []

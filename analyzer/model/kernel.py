@@ -75,30 +75,6 @@ class BufferStages:
     versions: int        # slots the buffer's accesses rotate over
 
 
-def _without_drift(points: dict[tuple, int]) -> list[int]:
-    """A site's offsets by iteration, less a part that grows linearly with the pipeline variable.
-
-    `As[(k & 1) * 2048 + tx * 32 + k]` (column `k % 32` of the current slot) moves by the version
-    term and by 2 bytes a trip: the gcd of its changes would be 2 bytes, 2056 "slots".  Where the
-    offsets advance by one amount every `d` trips (d the smallest step with one difference, seen
-    at least twice) and what is left still varies (a version term), that amount is taken out.  A
-    site that only grows (`S[k]`) or only rotates keeps its offsets."""
-    offsets = list(points.values())
-    if any(len(it) != 1 for it in points):
-        return offsets
-    by_trip = {it[0][1]: off for it, off in points.items()}
-    trips = sorted(by_trip)
-    for d in range(1, len(trips) // 2 + 1):
-        diffs = [by_trip[k + d] - by_trip[k] for k in trips if k + d in by_trip]
-        if len(diffs) < 2 or len(set(diffs)) != 1:
-            continue
-        if diffs[0] == 0 or diffs[0] % d:
-            return offsets
-        rest = [off - diffs[0] // d * k for k, off in by_trip.items()]
-        return rest if len(set(rest)) > 1 else offsets
-    return offsets
-
-
 class KernelModel:
     """The facts pipelint knows about one kernel; read-only for checks."""
 
@@ -372,16 +348,18 @@ class KernelModel:
         return 128
 
     def _stages(self) -> dict[str, BufferStages]:
-        """Stride = gcd of offset changes caused by the pipeline variable alone: by its version
-        term, not by an offset inside the slot that grows with it (`_without_drift`)."""
-        per_site: dict[tuple, dict[tuple, int]] = {}
-        for ev in self.trace.all_events():
-            if ev.buffer is None or ev.offset is None or not ev.iteration or ev.site is None:
-                continue
-            per_site.setdefault((ev.buffer, ev.role, ev.site), {})[ev.iteration] = ev.offset
+        """Stride = gcd of offset changes caused by the pipeline variable alone, at the sites that
+        rotate over the versions.
+
+        A site rotates when some walked trips repeat an offset (the walk covers three periods of
+        the slot arithmetic).  One whose offset never repeats moves inside the slot as well
+        (`As[(k & 1) * 2048 + tx * 32 + k]`: 4096 bytes a version, 2 bytes a trip; a column
+        chosen by a counter): its changes would make the gcd 2 bytes and thousands of "slots".
+        It is left out where another site of the buffer rotates; a buffer no site of which
+        rotates keeps the gcd of all."""
         strides: dict[str, int] = {}
-        for (buffer, _, _), points in per_site.items():
-            ordered = sorted(set(_without_drift(points)))
+        for buffer, offsets in self._rotating_sites():
+            ordered = sorted(offsets)
             for a, b in zip(ordered, ordered[1:]):
                 strides[buffer] = math.gcd(strides.get(buffer, 0), b - a)
         result = {}
@@ -392,6 +370,19 @@ class KernelModel:
                      if ev.buffer == buffer and ev.offset is not None}
             result[buffer] = BufferStages(buffer, stride, max(slots) + 1 if slots else 1)
         return result
+
+    def _rotating_sites(self) -> list[tuple[str, set[int]]]:
+        """Each access site's distinct offsets over the walked trips (by buffer, role, site),
+        without the sites that never repeat one in a buffer where another site does (`_stages`)."""
+        per_site: dict[tuple, dict[tuple, int]] = {}
+        for ev in self.trace.all_events():
+            if ev.buffer is None or ev.offset is None or not ev.iteration or ev.site is None:
+                continue
+            per_site.setdefault((ev.buffer, ev.role, ev.site), {})[ev.iteration] = ev.offset
+        sites = [(key[0], set(points.values()), len(points)) for key, points in per_site.items()]
+        rotating = {buffer for buffer, offsets, trips in sites if len(offsets) < trips}
+        return [(buffer, offsets) for buffer, offsets, trips in sites
+                if buffer not in rotating or len(offsets) < trips]
 
     def slot(self, ev: Event) -> int | None:
         """The stage slot an event touches (0 for unversioned buffers)."""
