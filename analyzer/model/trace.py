@@ -1364,14 +1364,16 @@ class _RoleWalker:
             del self.guards[len(self.guards) - len(step.guards):]
 
     def _some_thread_passes(self, guards: tuple[A.Expr, ...], env: dict) -> bool:
-        """Whether some thread of the role passes every guard of a template step, for some value of
-        the once-walked loops the guards read (True where a guard cannot be evaluated per thread)."""
-        cond = guards[0]
-        for g in guards[1:]:
-            cond = A.Binary("&&", cond, g, g.span)
-        loop_vars = {n: r for n, r in self.ranges.items() if n != "threadIdx.x" and n in _names_of(cond)}
-        masks = self.b.thread_masks(cond, env, self.active, loop_vars)
-        return masks is None or bool(masks[0] & self.role_mask)
+        """Whether some thread of the role may pass every guard of a template step: the threads each
+        guard lets through for some value of the once-walked loops it reads, intersected (a guard
+        that cannot be evaluated per thread lets every thread through)."""
+        passing = self.role_mask
+        for guard in guards:    # each guard a node of the call's protocol: `thread_masks` memoises by node
+            loop_vars = {n: r for n, r in self.ranges.items() if n != "threadIdx.x" and n in _names_of(guard)}
+            masks = self.b.thread_masks(guard, env, self.active, loop_vars)
+            if masks is not None:
+                passing &= masks[0]
+        return bool(passing)
 
     def unknown_call(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         """A call the table does not know: a shared pointer passed to it may be read or written."""
