@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 from helpers import KERNELS
 
+from pipelint.cuda import parse
 from pipelint.engine import CheckOptions, run_check
+from pipelint.model import KernelModel
 from pipelint.pluginhost import load_plugins
 
 HOST = load_plugins()
@@ -29,6 +31,11 @@ def _findings(path: Path) -> list[tuple[str, str, int]]:
     report = run_check([str(path)], HOST, CheckOptions(jobs=1))
     assert report.errors == []
     return sorted((f.rule, f.severity.value, f.location.line) for f in report.findings)
+
+
+def _model(path: Path) -> KernelModel:
+    parsed = parse(path.read_text())
+    return KernelModel(parsed.unit.kernels()[0], parsed.lines, parsed.registry)
 
 
 @pytest.mark.parametrize("name", ["subtile_gemm_sm_90_s2.cu", "subtile_gemm_sm_80_s2.cu"])
@@ -183,13 +190,9 @@ def test_an_offset_growing_inside_the_slot_is_no_stage_stride(name):
     """`As[(k & 1) * 2048 + tx * 32 + k]` (causes/column_walk.py): the stage stride is the version
     term's 4096 bytes, not the 2 bytes the column moves a trip.  Before: 2056 "slots" and false
     errors of every slot rule (version-mismatch on sm_80; tx-bytes, release, read-before-wait on sm_90)."""
-    from pipelint.cuda import parse
-    from pipelint.model import KernelModel
-
     kernel = KERNELS / name
     assert "* 2048) + (((int)threadIdx.x) * 32)) + k" in kernel.read_text()
-    parsed = parse(kernel.read_text())
-    model = KernelModel(parsed.unit.kernels()[0], parsed.lines, parsed.registry)
+    model = _model(kernel)
     assert (model.stages["As"].stride, model.stages["As"].versions) == (4096, 2)
     assert _findings(kernel) == []
 
@@ -207,12 +210,8 @@ def test_a_column_chosen_by_a_counter_is_no_stage_stride():
     """`As[tx, cnt % bK]` with `cnt += 3` a trip (causes/column_walk.py, `column_counter`): the
     swizzled offset mixes the counter's bits and never repeats; the copies into As rotate over two
     versions of 4096 bytes.  Before: 30 "slots", a false version-mismatch and version-overwrite."""
-    from pipelint.cuda import parse
-    from pipelint.model import KernelModel
-
     kernel = KERNELS / "column_counter_sm_80_s2.cu"
     assert "(cnt & 7))]" in kernel.read_text()
-    parsed = parse(kernel.read_text())
-    model = KernelModel(parsed.unit.kernels()[0], parsed.lines, parsed.registry)
+    model = _model(kernel)
     assert (model.stages["As"].stride, model.stages["As"].versions) == (4096, 2)
     assert [f for f in _findings(kernel) if f[1] == "error"] == []
