@@ -17,6 +17,7 @@ from pipelint.model.cpasync import Hazard
 from pipelint.model.evaluate import mentions
 from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
+from pipelint.model.intrinsics import cluster_barrier
 from pipelint.model.placement import point, statement_after, statement_before
 from pipelint.model.threads import count, describe, members, span
 from pipelint.model.trace import Event
@@ -79,7 +80,9 @@ class DivergentBarrier(KernelCheck):
         "divergent-barrier", "DivergentBarrier",
         "__syncthreads under thread-dependent control flow",
         "A block barrier that only some threads of the block reach never completes "
-        "(undefined behaviour; in practice a hang or silent corruption).",
+        "(undefined behaviour; in practice a hang or silent corruption). A cluster barrier "
+        "(`tl::cluster_sync`) waits only for the cluster's non-exited threads and binds the lanes "
+        "of a warp: it is reported where some lanes of a warp skip it.",
         Severity.ERROR, "Hoist the barrier out of the branch, or use a named barrier "
         "(`bar.sync id, n`) for the participating threads.", ("correctness", "hang"),
         rationale="`__syncthreads` must be reached by every thread of the block; under a `threadIdx` branch it "
@@ -212,6 +215,35 @@ def _barrier_spot(kernel: KernelModel, first: A.Node, second: A.Node, wait: Even
     return statement_before(kernel.func, first, second)
 
 
+def _divergent_cluster(kernel: KernelModel, path: str, node: A.Node, threads: int, unsure: bool) -> list[Finding]:
+    """A cluster barrier only some threads reach.
+
+    `barrier.cluster.wait` waits for the *non-exited* threads of the cluster (PTX ISA,
+    barrier.cluster), so threads that skip it and run to the end of the kernel do not hang it:
+    the consumer warp group's `T.cluster_sync()` after a warp-specialised loop, whose producer
+    has exited, completes.  A skipping thread that instead blocks forever is a hang of the
+    mbarrier protocol, reported there.  What remains is the `.aligned` qualifier, whose scope
+    is the warp: a warp some of whose lanes reach the barrier and others skip it is undefined
+    behaviour.
+    """
+    split = [w for w in range(count(span(0, kernel.threads)) // 32 + 1)
+             if 0 < count(threads & span(32 * w, 32 * w + 32)) < min(32, kernel.threads - 32 * w)]
+    if unsure:
+        return [make_finding(
+            _R["divergent-barrier"], path, kernel, node,
+            "cluster barrier under a condition pipelint cannot evaluate per thread: whether whole warps "
+            "reach it is not decided", severity=Severity.NOTE,
+            help="nothing to change if the condition is the same for every lane of a warp")]
+    if not split:
+        return []
+    lanes = describe(threads & span(32 * split[0], 32 * split[0] + 32))
+    return [make_finding(
+        _R["divergent-barrier"], path, kernel, node,
+        f"cluster barrier reached by only some lanes of warp {split[0]} ({lanes}): barrier.cluster is "
+        f"`.aligned`, which requires every lane of a warp to execute it (undefined behaviour)",
+        help=f"make the condition around line {node.span.line} the same for every lane of a warp")]
+
+
 def _barrier_arrivals(kernel):
     """Per `__syncthreads` node: the node, the threads that reach it, whether its guard could
     not be evaluated per thread; and per distinct thread set, how many barrier events it
@@ -229,7 +261,8 @@ def _barrier_arrivals(kernel):
         reached[id(ev.node)] = reached.get(id(ev.node), 0) | threads
         if ev.guarded and (ev.uncertain or ev.mult == kernel.roles[ev.role].threads and ev.threads == whole):
             unsure.add(id(ev.node))     # a guard that could not be evaluated per thread
-        arrivals[threads] = arrivals.get(threads, 0) + 1
+        if not cluster_barrier(ev.node):       # another hardware barrier than the block's
+            arrivals[threads] = arrivals.get(threads, 0) + 1
     return nodes, reached, unsure, arrivals
 
 
@@ -263,7 +296,9 @@ def _divergent(kernel, path):
             continue
         node = nodes[key]
         who = describe(threads)
-        if key in unsure:
+        if cluster_barrier(node):
+            out += _divergent_cluster(kernel, path, node, threads, key in unsure)
+        elif key in unsure:
             out.append(make_finding(
                 _R["divergent-barrier"], path, kernel, node,
                 "__syncthreads under a condition pipelint cannot evaluate per thread: whether every "
@@ -281,7 +316,8 @@ def _divergent(kernel, path):
             out.append(make_finding(
                 _R["divergent-barrier"], path, kernel, node,
                 f"__syncthreads is reached only by some threads of the block ({who} of "
-                f"{kernel.threads}); the others never arrive and the block hangs",
+                f"{kernel.threads}); the others never arrive: the block hangs, or, once they have exited, "
+                f"passes by undefined behaviour (`bar.sync 0` is `.aligned` over the whole block)",
                 help=f"move the __syncthreads() at line {node.span.line} out of the thread-dependent "
                      f"branch, or use a named barrier for the threads that reach it"))
     return out

@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 from helpers import KERNELS
 
+from pipelint.cuda import ast as A
 from pipelint.cuda import parse
 from pipelint.engine import CheckOptions, run_check
 from pipelint.model import KernelModel
+from pipelint.model.kernel import BufferStages
 from pipelint.pluginhost import load_plugins
 
 HOST = load_plugins()
@@ -215,3 +217,119 @@ def test_a_column_chosen_by_a_counter_is_no_stage_stride():
     model = _model(kernel)
     assert (model.stages["As"].stride, model.stages["As"].versions) == (4096, 2)
     assert [f for f in _findings(kernel) if f[1] == "error"] == []
+
+
+def test_a_cluster_barrier_the_exited_producers_skip_completes():
+    """`tl::cluster_sync()` after a warp-specialised loop, in the consumer branch only
+    (causes/cluster_sync_after_ws.py): `barrier.cluster.wait` waits for the cluster's non-exited
+    threads, and the producers run to the end of the kernel.  Modelled as `__syncthreads` it was a
+    false `divergent-barrier` error; nor is it a redundancy claim (it orders the cluster's
+    distributed shared memory, which is not modelled)."""
+    kernel = KERNELS / "cluster_sync_after_ws_sm_90_s2.cu"
+    lines = kernel.read_text().split("\n")
+    assert lines[42].strip() == "if (((int)threadIdx.x) < 128) {" and lines[96].strip() == "tl::cluster_sync();"
+    assert _findings(kernel) == [("mbarrier-not-analyzed", "note", 36)]
+
+
+def test_a_cluster_barrier_some_lanes_of_a_warp_skip_is_an_error():
+    """The buggy twin: the barrier under `tx % 64 < 16`; `.aligned` binds the lanes of a warp."""
+    twin = HANDWRITTEN / "cluster_sync_lane_split_sm_90_s2.cu"
+    assert "if ((((int)threadIdx.x) & 63) < 16) {" in twin.read_text()
+    found = run_check([str(twin)], HOST, CheckOptions(jobs=1)).findings
+    assert sorted((f.rule, f.severity.value, f.location.line) for f in found) == [
+        ("divergent-barrier", "error", 101), ("mbarrier-not-analyzed", "note", 39)]
+    [div] = [f for f in found if f.rule == "divergent-barrier"]
+    assert "lanes of warp 4 (threads 128-143)" in div.message
+
+
+def test_a_slot_is_the_bytes_its_accesses_reach():
+    """A pipelined loop nested in another (causes/nested_pipeline.py): on sm_90 `As`'s two 4096-byte
+    slots lie 12288 bytes apart and the second ends where `Bs` begins.  A slot taken as its whole
+    stride overlapped `Bs`: a false shared-overlap, version-overwrite and wait-too-shallow."""
+    kernel = KERNELS / "nested_pipeline_sm_90_s2.cu"
+    text = kernel.read_text()
+    assert "void* As = ((void*)((char*)buf_dyn_shmem + 1024));" in text
+    assert "void* Bs = ((void*)((char*)buf_dyn_shmem + 17408));" in text
+    model = _model(kernel)
+    assert model.stages["As"] == BufferStages("As", 12288, 2, 4096)
+    assert model.extent("As") == ("dynamic", 1024, 17408) and not model.overlap("As", "Bs")
+    assert _findings(kernel) == []
+    assert _findings(KERNELS / "nested_pipeline_sm_80_s2.cu") == []
+
+
+def test_reading_the_slot_being_filled_in_a_nested_pipeline_is_still_found(tmp_path):
+    """The buggy twin: the wgmma reads the slot the copies of this trip fill, `((k + 1) & 1)`."""
+    text = (KERNELS / "nested_pipeline_sm_90_s2.cu").read_text()
+    twin = tmp_path / "nested_pipeline_next_slot.cu"
+    twin.write_text(text.replace("increase_descriptor_offset<int>(desc_a, ((k & 1) * 12288))",
+                                 "increase_descriptor_offset<int>(desc_a, (((k + 1) & 1) * 12288))"))
+    assert twin.read_text() != text
+    assert _findings(twin) == [("version-overwrite", "error", 79), ("wait-too-shallow", "error", 90)]
+
+
+def test_ping_pong_consumers_release_alternate_phases():
+    """`empty[((kk * 2) + (threadIdx.x >> 7)) % 3].arrive()` (causes/pingpong_release.py): the index
+    names the loop variable too, and still gives each consumer warp group its own barrier at every
+    `kk`, so the groups are roles of their own.  Each group's k-th release is a phase of its own: the
+    run counts 128 threads into every phase.  Before: three false arrival-count errors (the k-th
+    arrivals of both groups paired, 256 threads) and two false deadlocks."""
+    kernel = KERNELS / "pingpong_release_sm_90_s0.cu"
+    assert "empty[(((kk * 2) + (((int)threadIdx.x) >> 7)) % 3)].arrive();" in kernel.read_text()
+    assert [(r.lo, r.hi) for r in _model(kernel).roles] == [(0, 128), (128, 256), (256, 384)]
+    assert _findings(kernel) == []
+
+
+def test_both_groups_releasing_every_phase_still_miscount():
+    """The buggy twin: both groups consume every step, so 256 threads release each phase that
+    counts 128; each step completes two phases, and the producer hangs a round later."""
+    twin = HANDWRITTEN / "pingpong_release_every_step_sm_90_s0.cu"
+    assert "empty[(ko_1 % 3)].arrive();" in twin.read_text()
+    assert _findings(twin) == [("mbarrier-arrival-count", "error", 35), ("mbarrier-arrival-count", "error", 36),
+                               ("mbarrier-arrival-count", "error", 37), ("mbarrier-deadlock", "error", 45),
+                               ("mbarrier-deadlock", "error", 57)]
+
+
+def test_a_condition_no_data_can_make_true_is_decided():
+    """`model.symbolic.constant_truth`: the unknown parts of a condition (memory loads, names with
+    no value) are free `int`s; the condition is decided only where none of their values changes it."""
+    from pipelint.model.evaluate import shape_of
+    from pipelint.model.symbolic import constant_truth
+
+    def cond(text: str) -> A.Expr:
+        unit = parse(f"__global__ void k(const int* offs) {{ if ({text}) {{ }} }}").unit
+        [stmt] = unit.kernels()[0].body.body
+        return stmt.cond
+
+    dead = ("((offs[0] >> 6) <= ((offs[1] >> 6) + k) - (offs[0] >> 6)) && "
+            "(((offs[1] >> 6) + k) - (offs[0] >> 6) < (offs[1] >> 6))")
+    # the walk binds a run-time loop start (`lo`) to 0 wherever it is spelled, and `k` counts from it
+    start = {shape_of(cond("offs[0] >> 6")): 0}
+    assert constant_truth(cond(dead), {"k": 0}, start) is False    # hi + k - lo < hi with k >= lo
+    assert constant_truth(cond(dead), {"k": 1}, start) is False
+    assert constant_truth(cond(dead), {"k": -1}, start) is None    # 0 <= hi - 1 < hi: the data decide
+    assert constant_truth(cond(dead), {"k": 0}) is None            # lo free: 2 lo <= hi and lo > 0
+    assert constant_truth(cond("offs[2] < offs[2] + 1"), {}) is True
+    assert constant_truth(cond("offs[2] < 5"), {}) is None
+
+
+def test_a_pipelined_range_loaded_from_memory_has_a_dead_epilogue():
+    """TileLang's output for `T.Pipelined(offs[b] // bM, offs[b + 1] // bM, num_stages=3)`
+    (causes/runtime_range.py): the epilogue's copies and its `cp_async_wait<0>` are under a guard
+    no value of `offs` makes true.  Before: false version-overwrite errors from the dead copies;
+    now the real hazard, the last tiles read with their groups in flight."""
+    kernel = HANDWRITTEN / "runtime_range_sm_80_s3.cu"
+    lines = kernel.read_text().split("\n")
+    assert "+ k_2) - (offs[((int)blockIdx.x)] >> 5)) < (offs[(((int)blockIdx.x) + 1)] >> 5)))" in lines[165]
+    assert lines[167].strip() == "tl::cp_async_wait<0>();"
+    assert _findings(kernel) == [("missing-drain", "warning", 102), ("missing-drain", "warning", 107),
+                                 ("wait-too-shallow", "error", 112)]
+
+
+def test_the_epilogue_with_its_wait_taken_is_clean(tmp_path):
+    """The fixed twin: the epilogue's wait unconditional; nothing else changed."""
+    lines = (HANDWRITTEN / "runtime_range_sm_80_s3.cu").read_text().split("\n")
+    assert lines[165].startswith("    if (")
+    lines[165] = "    {"
+    fixed = tmp_path / "runtime_range_waited.cu"
+    fixed.write_text("\n".join(lines))
+    assert _findings(fixed) == []

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..cuda import ast as A
-from .intrinsics import HazardKind, K
+from .intrinsics import HazardKind, K, cluster_barrier
 from .intrinsics import HazardKind as H
 from .threads import cross_thread, different_values, stored_value, touch
 from .trace import Event
@@ -683,7 +683,9 @@ class CpAsyncAnalysis:
     def sync_nodes(self) -> list[A.Node]:
         seen: dict[int, A.Node] = {}
         for ev in self.model.trace.all_events():
-            if ev.kind == K.SYNC and not ev.internal:     # a template's own barrier is not a claim
+            # a template's own barrier is not a claim, nor a cluster barrier (it orders the
+            # cluster's distributed shared memory too, which is not modelled)
+            if ev.kind == K.SYNC and not ev.internal and not cluster_barrier(ev.node):
                 seen.setdefault(id(ev.node), ev.node)
         return sorted(seen.values(), key=lambda n: (n.span.line, n.span.column))
 

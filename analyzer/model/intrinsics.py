@@ -295,3 +295,16 @@ def call_kind(call: A.Call) -> Intrinsic | None:
     if type(callee) is A.Member:
         return INTRINSICS.get("." + callee.member)
     return None
+
+
+def cluster_barrier(node: object) -> bool:
+    """Whether `node` is a cluster barrier (`tl::cluster_sync`, `tl::cluster_wait`: PTX's
+    `barrier.cluster.*.aligned`): a hardware barrier of its own, not the block's barrier 0, which
+    waits only for the cluster's non-exited threads and also orders the cluster's distributed
+    shared memory, which pipelint does not model."""
+    from ..cuda import ast as A
+
+    if not isinstance(node, A.Call):
+        return False
+    intr = call_kind(node)
+    return intr is not None and intr.cluster and intr.kind == EventKind.SYNC

@@ -73,6 +73,12 @@ class BufferStages:
     buffer: str
     stride: int          # bytes between consecutive versions
     versions: int        # slots the buffer's accesses rotate over
+    span: int = 0        # bytes of a slot its accesses touch (from its start; 0: the whole stride)
+
+    @property
+    def slot_bytes(self) -> int:
+        """The bytes of one slot: what the accesses touch, never past the next version."""
+        return self.span or self.stride
 
 
 class KernelModel:
@@ -368,8 +374,26 @@ class KernelModel:
                 continue
             slots = {ev.offset // stride for ev in self.trace.all_events()
                      if ev.buffer == buffer and ev.offset is not None}
-            result[buffer] = BufferStages(buffer, stride, max(slots) + 1 if slots else 1)
+            result[buffer] = BufferStages(buffer, stride, max(slots) + 1 if slots else 1,
+                                          self._slot_span(buffer, stride))
         return result
+
+    def _slot_span(self, buffer: str, stride: int) -> int:
+        """The bytes from a slot's start that the buffer's accesses reach (at most the stride;
+        0, the whole stride, where an access's bytes are unknown, a TMA box).
+
+        The planner may space the versions wider than a version's tile: a pipelined loop nested
+        in another spaces `As`'s two 4096-byte slots 12288 bytes apart, and the last slot ends
+        where `Bs` begins.  Taken as the stride, the last slot overlapped `Bs`: a false
+        `shared-overlap`, and `Bs`'s copies counted against `As`'s slot (held-out round 7)."""
+        reach = 0
+        for ev in self.trace.all_events():
+            if ev.buffer != buffer:
+                continue
+            if ev.offset is None or ev.extent is None or ev.unknown_footprint or ev.possible:
+                return 0
+            reach = max(reach, ev.extent[1] - (ev.offset // stride) * stride)
+        return reach if 0 < reach < stride else 0
 
     def _rotating_sites(self) -> list[tuple[str, set[int]]]:
         """Each access site's distinct offsets over the walked trips (by buffer, role, site),
@@ -413,7 +437,7 @@ class KernelModel:
         stages = self.stages.get(buf.name)
         if stages and ev.offset is not None:
             start = buf.offset + (ev.offset // stages.stride) * stages.stride
-            return buf.space, start, start + stages.stride
+            return buf.space, start, start + stages.slot_bytes
         if precise and ev.extent is not None and ev.extent[0] >= 0:
             # an unversioned buffer touched in parts (an unrolled two-stage prologue)
             return buf.space, buf.offset + ev.extent[0], buf.offset + ev.extent[1]
@@ -459,7 +483,7 @@ class KernelModel:
         st = self.stages.get(name)
         size = buf.size
         if st is not None:
-            size = max(size or 0, st.stride * st.versions)
+            size = max(size or 0, st.stride * (st.versions - 1) + st.slot_bytes)
         return buf.space, buf.offset, (buf.offset + size) if size is not None else None
 
     def overlap(self, a: str, b: str) -> bool:

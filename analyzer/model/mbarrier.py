@@ -28,6 +28,7 @@ from .trace import Event
 
 if TYPE_CHECKING:
     from .kernel import KernelModel
+    from .protocol import ProtocolSim
 
 Barrier = tuple[str, int]
 
@@ -197,7 +198,8 @@ class MBarrierAnalysis:
         for (_, bar), evs in by_phase.items():
             init = inits.get(bar)
             total = sum(e.mult for e in evs)
-            if init is None or init.value == total or _undecided(counts[bar], evs, arrivers[bar], init, total):
+            if init is None or init.value == total or _undecided(counts[bar], evs, arrivers[bar], init, total) \
+                    or self._phases_balance(bar, evs, init.value or 0):
                 continue
             issues.append(ProtocolIssue(I.ARRIVAL_COUNT, init, {"barrier": bar, "init": init.value,
                                                                 "arrivals": total},
@@ -375,13 +377,41 @@ class MBarrierAnalysis:
 
     # ---------------------------------------------------------------- concurrent simulation
     def _simulate(self) -> list[ProtocolIssue]:
+        return self._sim[1]
+
+    @functools.cached_property
+    def _sim(self) -> tuple[ProtocolSim, list[ProtocolIssue]]:
+        """The roles run against each other once (`ProtocolSim`), and what it found."""
         from .protocol import ProtocolSim
 
-        tx_known = not any(i.kind == I.TX_BYTES for i in self._counts()) and all(
+        tx_known = not any(i.kind == I.TX_BYTES for i in self._tx_bytes()) and all(
             v is not None for v in self.tma_bytes.values())
         sim = ProtocolSim(self, tx_known)
         sim.absent = frozenset(self.model.mixed_named)
-        return sim.run()
+        return sim, sim.run()
+
+    def _phases_balance(self, bar: Barrier, evs: list[Event], init: int) -> bool:
+        """Whether the simulation refutes pairing the roles' k-th arrivals `evs` into one phase.
+
+        Ping-pong consumers arrive on alternate phases of a release barrier (`empty[(2 * kk + g)
+        % 3]`): each group's k-th arrival is a phase of its own.  When the run counted them into
+        different phases, every phase of `bar` received exactly `init` threads, none is left
+        incomplete at the end, and no wait on `bar` hangs or can be run past
+        (`mbarrier-phase-overrun`), the arrivals match `init` phase by phase.  Roles that all
+        arrive on every phase with `init` counting only one of them also balance per phase, but
+        then the waiters fall a phase behind: the overrun keeps the count an error.  Cluster
+        kernels are not simulated: the pairing stands."""
+        if self.cluster_barriers:
+            return False
+        sim, issues = self._sim
+        phases = {sim.arrival_phase.get(id(e)) for e in evs}
+        if None in phases or len(phases) < 2:
+            return False
+        if any(i.kind in (I.DEADLOCK, I.PHASE_OVERRUN) and i.facts.get("barrier") == bar for i in issues):
+            return False
+        st = sim.bars.get(bar)
+        return st is not None and st.arrivals == 0 and all(
+            n == init for (b, _), n in sim.phase_threads.items() if b == bar)
 
     def _deadlock(self, traces, pcs, bars) -> list[ProtocolIssue]:
         issues = []

@@ -240,6 +240,11 @@ class ProtocolSim:
         self.waits: list[tuple[int, Event, Barrier, int, int, int]] = []
         self.phase_clock: dict[tuple[Barrier, int], list[int]] = {}
         self.phase_events: dict[tuple[Barrier, int], list[Event]] = {}
+        # The phase each arrival counted towards (by event identity), and the threads each phase
+        # received: where roles arrive on alternate phases (ping-pong consumers), this is what
+        # pairs arrivals with phases (`MBarrierAnalysis._arrival_counts`)
+        self.arrival_phase: dict[int, tuple[Barrier, int]] = {}
+        self.phase_threads: dict[tuple[Barrier, int], int] = {}
 
     # ------------------------------------------------------------------ driver
     def run(self) -> list[ProtocolIssue]:
@@ -435,6 +440,8 @@ class ProtocolSim:
             # its asynchronous arrival (PTX): no net arrival.  It still publishes the role's
             # accesses and copies to the phase, which cannot complete before the copies land.
             st.arrivals += ev.mult
+            self.arrival_phase[id(ev)] = (b, phase)
+            self.phase_threads[(b, phase)] = self.phase_threads.get((b, phase), 0) + ev.mult
         self.complete(b, ev)
         return True
 

@@ -445,3 +445,89 @@ def _decide(a: LaneRecipe, b: LaneRecipe, shift: int, opaque: Mapping[object, in
                       ({n: val(v) for n, v in sa.loops.items()}, {n: val(v) for n, v in sb.loops.items()}),
                       max(val(start_a), val(start_b)))
     return True, witness
+
+
+class _FreeSide(_Side):
+    """The terms of a condition whose unknown parts are free: each memory load, unknown call and
+    name with no value here is one symbol (by its text), an `int` of any value."""
+
+    def __init__(self, env: Mapping[str, int], opaque: Mapping[object, int]) -> None:
+        z3 = _z3()
+        self.recipe = None  # type: ignore[assignment]
+        self.tag = "c"
+        self.opaque = opaque
+        self.t = z3.BitVec("t#c", BITS)
+        self.loops = {}
+        self.fixed = {k: v for k, v in env.items() if isinstance(v, int)}
+        self.points = {}
+        self.params = {}
+        self.free: dict[object, Any] = {}
+
+    def leaf(self, expr: A.Expr) -> Any:
+        key = shape_of(expr)
+        found = self.free.get(key)
+        if found is None:
+            found = self.free[key] = _z3().BitVec(f"free{len(self.free)}", BITS)
+        return found
+
+    def term(self, expr: A.Expr) -> Any:
+        return _FreeTranslator(self).term(expr)
+
+
+class _FreeTranslator(_Translator):
+    side: _FreeSide
+
+    def term(self, expr: A.Expr) -> Any:
+        try:
+            return super().term(expr)
+        except (Untranslatable, _Concrete):
+            if isinstance(expr, (A.Index, A.Call, A.Name, A.Member, A.Cast)):
+                return self.side.leaf(expr)
+            raise
+
+    def name(self, name: str) -> Any:
+        side = self.side
+        if name in side.fixed:
+            return _z3().BitVecVal(side.fixed[name], BITS)
+        raise Untranslatable(name)
+
+
+_TRUTH_TIMEOUT_MS = 500
+_truths: dict[tuple, bool | None] = {}
+
+
+def constant_truth(cond: A.Expr, env: Mapping[str, int], opaque: Mapping[object, int] | None = None) -> bool | None:
+    """The value a condition on data has whatever the data: False when no value of its unknown
+    parts (memory loads, unknown calls, names with no value in `env`, each an `int`) makes it
+    true, True when none makes it false, None when the data decide (or the solver cannot say).
+
+    TileLang's epilogue for a run-time range guards its copies with `lo <= hi + k - lo && hi + k
+    - lo < hi`, `lo` and `hi` loaded from memory and `k` walked from `lo`: the second conjunct is
+    `k - lo < 0`, never true.  Walked as "maybe taken", those dead copies gave false
+    version-overwrite errors (held-out round 7 of issue 31, cause 9).  Memoised by the
+    condition's text and the values of `env` it reads."""
+    if not available():
+        return None
+    key = (shape_of(cond), frozen_values(opaque), tuple(sorted((k, v) for k, v in env.items() if isinstance(v, int))))
+    if key in _truths:
+        return _truths[key]
+    z3 = _z3()
+    side = _FreeSide(env, opaque or {})
+    try:
+        with _LOCK:
+            term = side.term(cond)
+            ranges = [z3.And(v >= INT_RANGE[0], v <= INT_RANGE[1]) for v in side.free.values()]
+            found: bool | None = None
+            for value, holds in ((False, term != 0), (True, term == 0)):
+                solver = z3.Solver()
+                solver.set("timeout", _TRUTH_TIMEOUT_MS)
+                solver.add(*ranges, holds)
+                if solver.check() == z3.unsat:
+                    found = value
+                    break
+    except (Untranslatable, _Concrete, z3.Z3Exception):
+        found = None
+    if len(_truths) > 4096:
+        _truths.clear()
+    _truths[key] = found
+    return found

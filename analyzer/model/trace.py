@@ -40,6 +40,7 @@ from .launch import INT_RANGE, Launch, launch_ranges, uniform_args
 from .period import integer_locals
 from .period import pipeline_period as period_of
 from .shared import SharedLayout, SmemRef
+from .symbolic import constant_truth
 from .templates import Access, Protocol
 from .templates import Sync as TemplateSync
 from .templates import protocol as template_protocol
@@ -368,22 +369,47 @@ def find_roles(ifs: list[A.If], threads: int, selectors: tuple[A.Expr, ...] = ()
     """
     cuts = {0, threads}
     evaluator = CompiledEvaluator()
-    splits = [(n.cond, bool) for n in ifs] + [(e, _same) for e in selectors]
-    for expr, outcome in splits:
+    splits: list[tuple[A.Expr, Callable[[Any], object], tuple[dict[str, int], ...]]] = [
+        (n.cond, bool, ({},)) for n in ifs]
+    splits += [(e, _same, _selector_bindings(e)) for e in selectors]
+    for expr, outcome, bindings in splits:
         if not mentions(expr, {"threadIdx.x"}):
             continue
-        env = {"threadIdx.x": 0}
-        values = []
-        for tid in range(threads):
-            env["threadIdx.x"] = tid
-            values.append(evaluator(expr, env))
-        if None in values:
-            continue
-        flips = [tid for tid in range(1, threads) if outcome(values[tid]) != outcome(values[tid - 1])]
-        if len(flips) <= MAX_ROLE_CUTS:
-            cuts.update(flips)
+        for binding in bindings:
+            env = {**binding, "threadIdx.x": 0}
+            values = []
+            for tid in range(threads):
+                env["threadIdx.x"] = tid
+                values.append(evaluator(expr, env))
+            if None in values:
+                continue
+            flips = [tid for tid in range(1, threads) if outcome(values[tid]) != outcome(values[tid - 1])]
+            if len(flips) <= MAX_ROLE_CUTS:
+                cuts.update(flips)
     bounds = sorted(cuts)
     return [Role(a, b) for a, b in zip(bounds, bounds[1:])]
+
+
+# values given to the other names of a barrier selector, each in turn (`_selector_bindings`)
+_SELECTOR_SAMPLES = 4
+
+
+def _selector_bindings(expr: A.Expr) -> tuple[dict[str, int], ...]:
+    """Values for the names of a barrier index other than the thread's: the ping-pong consumer's
+    `empty[((kk * 2) + (threadIdx.x >> 7)) % 3]` names another barrier per warp group at every
+    `kk`.  Which threads share a barrier is read at a few values of the others (all at once), and
+    each sample's cuts split the roles, as a branch on the thread would."""
+    names: set[str] = set()
+    for node in expr.walk():
+        key = builtin_name(node) if isinstance(node, A.Expr) else None
+        if key is not None:
+            names.add(key)
+        elif isinstance(node, A.Name) and node.ident not in ("threadIdx", "blockIdx", "blockDim", "gridDim"):
+            names.add(node.ident)
+    names.discard("threadIdx.x")
+    if not names:
+        return ({},)
+    return tuple(dict.fromkeys(sorted(names), v) for v in range(_SELECTOR_SAMPLES))
 
 
 def _same(value: object) -> object:
@@ -881,15 +907,20 @@ class _RoleWalker:
             self._thread_if(s, cond, env, mult, it, guarded, loop_vars)
             return
         value = self.b.eval(cond, env)
+        if value is None and self._parametric(cond, env):
+            self._parametric_if(s, cond, env, mult, it, guarded)
+            return
+        if value is None:       # a condition on data: decided where no data can change it
+            value = constant_truth(cond, env, self.b.eval.opaque)
         if value is not None:
             branch = s.then if value else s.other
             if branch is not None:
                 self.stmt(branch, env, mult, it, guarded)
             return
-        if self._parametric(cond, env):
-            self._parametric_if(s, cond, env, mult, it, guarded)
-            return
-        # a condition on data: which threads take which branch is unknown
+        self._data_if(s, cond, env, mult, it, guarded)
+
+    def _data_if(self, s: A.If, cond: A.Expr, env: dict, mult: int, it: tuple, guarded: bool) -> None:
+        """A condition on data: which threads take which branch is unknown."""
         self.uncertain += 1
         self.uncertain_conds.append(cond)
         self._joined([lambda body=body: self.stmt(body, env, mult, it, guarded)
