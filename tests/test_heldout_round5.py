@@ -333,3 +333,27 @@ def test_the_epilogue_with_its_wait_taken_is_clean(tmp_path):
     fixed = tmp_path / "runtime_range_waited.cu"
     fixed.write_text("\n".join(lines))
     assert _findings(fixed) == []
+
+
+def test_a_block_dependent_start_leaves_the_epilogue_unwaited():
+    """TileLang's output for `T.Pipelined(T.max(0, bx - 3), bx + 1, num_stages=3)`
+    (causes/window_range.py, unedited): the epilogue's `cp_async_wait<0>` is under
+    `(bool)0 & (bool)0`, so the last tiles are read with their groups in flight."""
+    kernel = HANDWRITTEN / "window_range_sm_80_s3.cu"
+    lines = kernel.read_text().split("\n")
+    assert lines[145].strip() == "if ((bool)0 & (bool)0) {" and lines[147].strip() == "tl::cp_async_wait<0>();"
+    assert _findings(kernel) == [("missing-drain", "warning", 45), ("missing-drain", "warning", 51),
+                                 ("missing-drain", "warning", 100), ("missing-drain", "warning", 106),
+                                 ("wait-too-shallow", "error", 111), ("wait-too-shallow", "warning", 58)]
+    assert _findings(HANDWRITTEN / "window_range_waited_sm_80_s3.cu") == []
+
+
+def test_a_chunked_epilogue_overwrites_the_tile_the_last_chunk_reads():
+    """TileLang's output for a column-chunked epilogue through one shared tile
+    (causes/chunked_epilogue.py, unedited): no barrier between a chunk's copy out of `Cs` (every
+    thread) and the next chunk's stores into it (threads 64-127 for chunk 1)."""
+    kernel = HANDWRITTEN / "chunked_epilogue_sm_80_s2.cu"
+    assert _findings(kernel) == [("shared-race", "error", 136)]
+    synced = HANDWRITTEN / "chunked_epilogue_synced_sm_80_s2.cu"
+    assert "    __syncthreads();\n  }\n}" in synced.read_text()
+    assert [f for f in _findings(synced) if f[1] != "note"] == []
