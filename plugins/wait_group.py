@@ -319,8 +319,31 @@ def _next_wait(kernel: KernelModel, ev: Event) -> Event | None:
     return next((e for e in kernel.trace.after(ev) if e.kind == K.WAIT), None)
 
 
+def _dead_wait(kernel: KernelModel, h) -> tuple[A.Call, A.If] | None:
+    """A `cp_async_wait` between the wait and the read in the text that the walk did not execute,
+    under an `if` whose condition was false there: the wait the code meant to cover the read
+    (TileLang's epilogue for a pipelined loop with a run-time start guards its `cp_async_wait<0>`
+    with `(bool)0 & (bool)0`, or with `hi + k - lo < hi`)."""
+    run = {id(ev.node) for ev in kernel.trace.all_events() if ev.kind == K.WAIT}
+    lo, hi = h.wait.node.span.line, h.second.node.span.line
+    assert kernel.func.body is not None
+    for node in kernel.func.body.walk():
+        if not isinstance(node, A.If) or not lo < node.span.line < hi:
+            continue
+        for call in node.then.walk():
+            if isinstance(call, A.Call) and id(call) not in run and call.name == "tl::cp_async_wait":
+                return call, node
+    return None
+
+
 def _shallow_help(kernel: KernelModel, h) -> str:
-    """Change the wait to the deepest value that covers the read (from the wait-depth analysis)."""
+    """Change the wait to the deepest value that covers the read (from the wait-depth analysis),
+    or take the wait a never-true condition skips."""
+    dead = _dead_wait(kernel, h)
+    if dead is not None:
+        call, branch = dead
+        return (f"the wait at line {call.span.line} would complete group {h.group}, but the `if` at line "
+                f"{branch.span.line} around it is false on this path: make that wait unconditional")
     found = kernel.cp_async.wait_depths.get(id(h.wait.node))
     best = found[1] if found else None
     line = h.wait.node.span.line

@@ -357,3 +357,14 @@ def test_a_chunked_epilogue_overwrites_the_tile_the_last_chunk_reads():
     synced = HANDWRITTEN / "chunked_epilogue_synced_sm_80_s2.cu"
     assert "    __syncthreads();\n  }\n}" in synced.read_text()
     assert [f for f in _findings(synced) if f[1] != "note"] == []
+
+
+@pytest.mark.parametrize("name, wait, branch", [("window_range_sm_80_s3.cu", 148, 146),
+                                                ("runtime_range_sm_80_s3.cu", 168, 166)])
+def test_the_advice_names_the_wait_a_false_condition_skips(name, wait, branch):
+    """The epilogue's `cp_async_wait<0>` is the wait the code meant; the advice is to take it, not
+    to lower the main loop's N."""
+    [shallow] = [f for f in run_check([str(HANDWRITTEN / name)], HOST, CheckOptions(jobs=1)).findings
+                 if f.rule == "wait-too-shallow" and f.severity.value == "error"]
+    assert shallow.help == (f"the wait at line {wait} would complete group 3, but the `if` at line {branch} "
+                            f"around it is false on this path: make that wait unconditional")
