@@ -185,7 +185,49 @@ def _mixed(check: NamedBarrierCount, kernel: KernelModel, path: str) -> list[Fin
     return out
 
 
-CHECKS = (MissingBarrier(), DivergentBarrier(), RedundantBarrier(), NamedBarrierCount())
+class BarrierDeadlock(KernelCheck):
+    """Roles that wait at block and named barriers for each other (`MBarrierAnalysis.barrier_hang`)."""
+
+    rule = Rule(
+        "barrier-deadlock", "BarrierDeadlock",
+        "Block and named barriers wait for each other",
+        "Running the roles against each other, every role that has not finished waits at a block "
+        "or named barrier whose other threads wait at another one: the block hangs. The usual case "
+        "is a named barrier (`bar.sync id, n`) whose other participants reach their `bar.arrive` "
+        "only after a `__syncthreads` that the waiting threads never reach.",
+        Severity.ERROR, "Order the barriers so that the threads a barrier waits for get to it: move the "
+        "`__syncthreads` after the other group's arrival, or the `bar.sync` after it.", ("correctness", "hang"),
+        rationale="`bar.sync 0` waits for every thread of the block that has not exited, and `bar.sync id, n` "
+                  "for n arrivals; a group held at one of them cannot arrive at the other. TileLang emits a "
+                  "`__syncthreads` between two `T.ws` blocks, which makes this hang when the first block "
+                  "waits for the second.")
+    analyses = ("mbarrier",)
+
+    def check(self, kernel: KernelModel, path: str) -> list[Finding]:
+        blocked = kernel.mbarrier.barrier_hang
+        counted = {m.barrier for m in kernel.named_barriers if m.kind == "hang"}
+        if not blocked or any(ev.kind == K.NAMED_SYNC and ev.barrier and ev.barrier[1] in counted for ev in blocked):
+            return []           # a count no number of arrivals completes: named-barrier-count says so
+        blocked = sorted(blocked, key=lambda ev: (ev.kind != K.NAMED_SYNC, ev.node.span.line))
+        first, roles = blocked[0], kernel.roles
+        waits = "; ".join(f"{roles[ev.role]} at {_barrier_name(ev)} (line {ev.node.span.line})" for ev in blocked)
+        return [self.finding(
+            path, kernel, first.node,
+            f"the block hangs: every unfinished role waits at a barrier that threads held at another "
+            f"one must reach ({waits})",
+            [(ev.node, f"{roles[ev.role]} wait here") for ev in blocked[1:]],
+            help=f"the threads that {_barrier_name(first)} at line {first.node.span.line} waits for are held "
+                 f"at the {_barrier_name(blocked[-1])} at line {blocked[-1].node.span.line}: move that barrier "
+                 f"below their arrival, or remove it")]
+
+
+def _barrier_name(ev: Event) -> str:
+    if ev.kind == K.NAMED_SYNC and ev.barrier is not None:
+        return f"bar.sync {ev.barrier[1]}, {ev.value}"
+    return "__syncthreads"
+
+
+CHECKS = (MissingBarrier(), DivergentBarrier(), RedundantBarrier(), NamedBarrierCount(), BarrierDeadlock())
 RULES = tuple(c.rule for c in CHECKS)
 _R = {c.id: c.rule for c in CHECKS}
 

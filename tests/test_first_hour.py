@@ -277,7 +277,8 @@ def test_show_settings_reflects_configuration_and_flags(run_cli, tmp_path, monke
     res = run_cli("check", "k.cu", "--show-settings", "--ignore", "redundant-barrier")
     settings = dict(line.split(" = ", 1) for line in res.out.splitlines())
     assert res.code == 0 and settings["configuration"] == json.dumps(str(tmp_path / "pyproject.toml"))
-    assert json.loads(settings["enabled-rules"]) == ["divergent-barrier", "missing-barrier", "named-barrier-count"]
+    assert json.loads(settings["enabled-rules"]) == ["barrier-deadlock", "divergent-barrier", "missing-barrier",
+                                                    "named-barrier-count"]
     assert json.loads(settings["fail-on"]) == "error" and json.loads(settings["fail-on-performance"]) is False
 
 

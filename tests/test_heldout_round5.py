@@ -156,7 +156,9 @@ def test_an_mbarrier_chosen_by_the_thread_index_splits_the_roles():
     `bar[0]`: a false `mbarrier-arrival-count` and `mbarrier-deadlock`."""
     clean = KERNELS / "group_barriers_sm_90_s0.cu"
     assert "bar[(((int)threadIdx.x) >> 7)].arrive();" in clean.read_text()
-    assert _findings(clean) == []
+    # the __syncthreads after the wait is redundant: each group's phase already orders its stores
+    # before its reads (test_an_mbarrier_phase_orders_the_arriving_threads_before_the_waiters)
+    assert _findings(clean) == [("redundant-barrier", "note", 37)]
 
 
 def test_barriers_per_group_counted_for_the_whole_block_hang():
@@ -368,3 +370,74 @@ def test_the_advice_names_the_wait_a_false_condition_skips(name, wait, branch):
                  if f.rule == "wait-too-shallow" and f.severity.value == "error"]
     assert shallow.help == (f"the wait at line {wait} would complete group 3, but the `if` at line {branch} "
                             f"around it is false on this path: make that wait unconditional")
+
+
+def _group_barriers_edit(tmp_path: Path, name: str, edit) -> Path:
+    lines = (KERNELS / "group_barriers_sm_90_s0.cu").read_text().split("\n")
+    assert lines[36].strip() == "__syncthreads();" and lines[31].strip() == "S[((int)threadIdx.x)] = A[((int)threadIdx.x)];"
+    assert lines[33].strip() == "bar[(((int)threadIdx.x) >> 7)].arrive();"
+    edit(lines)
+    out = tmp_path / name
+    out.write_text("\n".join(lines))
+    return out
+
+
+def test_an_mbarrier_phase_orders_the_arriving_threads_before_the_waiters(tmp_path):
+    """`S[t] = ..; bar[t >> 7].arrive(); bar[t >> 7].wait(0); .. = S[t ^ 1]` with the __syncthreads
+    after the wait deleted (planted round 8, b/04): every thread of the group arrives, so phase 0
+    completes after every store, and the wait that observes it orders them before the reads
+    (PTX: arrive is .release, try_wait .acquire).  It was a false shared-race."""
+    no_sync = _group_barriers_edit(tmp_path, "no_sync.cu", lambda lines: lines.__setitem__(36, ""))
+    assert _findings(no_sync) == []
+
+
+def test_a_store_after_the_arrival_is_not_released(tmp_path):
+    """The buggy twin: the store moved after the arrival (and the __syncthreads deleted)."""
+    def edit(lines):
+        lines[31], lines[33] = lines[33], lines[31]
+        lines[36] = ""
+    late = _group_barriers_edit(tmp_path, "late_store.cu", edit)
+    assert _findings(late) == [("shared-race", "error", 39)]
+
+
+def test_a_vector_the_loop_only_reads_has_no_versions():
+    """`scs[k]` read in the pipelined loop, `scs` loaded once before it (causes/loaded_scales.py):
+    the loop never writes `scs`, so it is no ring.  Taken as 4 versions of 4 bytes, the reads of
+    `scs[1..3]` were four false tma-read-before-wait errors on sm_90."""
+    kernel = KERNELS / "loaded_scales_sm_90_s2.cu"
+    assert "make_float4(((float*)scs)[k_1], ((float*)scs)[k_1]" in kernel.read_text()
+    model = _model(kernel)
+    assert "scs" not in model.stages and model.stages["As"] == BufferStages("As", 8192, 2)
+    assert _findings(kernel) == [("redundant-barrier", "note", 46)]
+
+
+def test_reading_the_scales_before_their_load_is_still_found(tmp_path):
+    """The buggy twin: the consumer's wait for the scales' barrier deleted."""
+    text = (KERNELS / "loaded_scales_sm_90_s2.cu").read_text()
+    twin = tmp_path / "loaded_scales_unwaited.cu"
+    twin.write_text(text.replace("      if (k_1 == 0) {\n        mbarrier[4].wait(0);\n      }\n", ""))
+    assert twin.read_text() != text
+    assert [f for f in _findings(twin) if f[1] == "error"] == [("tma-load-unwaited", "error", 44)] + [
+        ("tma-read-before-wait", "error", 84)] * 4
+
+
+def test_a_named_hand_off_behind_a_block_barrier_hangs():
+    """TileLang's output for a named-barrier hand-off between two `T.ws` blocks
+    (causes/named_handoff.py, unedited): threads 0-127 wait at `bar.sync 2, 256` for threads 128-255,
+    held at the `__syncthreads` between the blocks for threads 0-127.  No finding before: the roles
+    were run against each other for mbarriers only."""
+    kernel = HANDWRITTEN / "named_handoff_sm_90_s0.cu"
+    found = run_check([str(kernel)], HOST, CheckOptions(jobs=1)).findings
+    [hang] = [f for f in found if f.rule == "barrier-deadlock"]
+    assert hang.location.line == 26 and "threads 128-255 at __syncthreads (line 30)" in hang.message
+
+
+def test_the_hand_off_without_the_block_barrier_completes(tmp_path):
+    """The fixed twin: the `__syncthreads` between the blocks deleted; the named barrier orders the
+    stores before the reads of the other group."""
+    lines = (HANDWRITTEN / "named_handoff_sm_90_s0.cu").read_text().split("\n")
+    assert lines[29].strip() == "__syncthreads();"
+    del lines[29]
+    fixed = tmp_path / "named_handoff_fixed.cu"
+    fixed.write_text("\n".join(lines))
+    assert _findings(fixed) == []

@@ -195,7 +195,7 @@ def test_settings_are_resolved_once_and_frozen():
                                                      fail_on="error"))
     s = session.settings
     assert s.fail_on.value == "error"
-    assert session.enabled == {"missing-barrier", "divergent-barrier", "named-barrier-count"}
+    assert session.enabled == {"missing-barrier", "divergent-barrier", "named-barrier-count", "barrier-deadlock"}
     with pytest.raises(AttributeError):
         s.fail_on = None  # type: ignore[misc]
 

@@ -134,6 +134,7 @@ class _Sim:
         self.bulk: dict[int, tuple[list, int | None]] = {}
         self.bulk_group = 0
         self.copies_checked: set[int] = set()     # cp.async statements asked `replicated_store`
+        self.arrivals: dict[object, list[Event]] = {}   # every thread's mbarrier arrivals, by barrier
 
     def ranges(self, ev: Event, create: bool) -> list[_Range]:
         """The pieces of shared memory an event touches.
@@ -527,8 +528,51 @@ class _Sim:
                 if not w.visible:
                     self.hazard(H.RAW_PLAIN, w.event, ev, since=w.since)
             self.barrier_inits = [w for w in self.barrier_inits if not w.visible]
+            if ev.kind in (K.MBAR_ARRIVE, K.MBAR_ARRIVE_EXPECT_TX) and self._whole_role(ev):
+                self.arrivals.setdefault(ev.barrier, []).append(ev)
+            elif ev.kind == K.MBAR_WAIT and self._whole_role(ev):
+                self._mbar_fence(ev)
 
     on_mbar_wait = on_mbar_arrive = on_mbar_expect_tx = on_mbar_arrive_expect_tx = on_mbar_use
+
+    def _whole_role(self, ev: Event) -> bool:
+        return not ev.guarded and ev.mult >= self.model.roles[ev.role].threads
+
+    def _mbar_fence(self, wait: Event) -> None:
+        """A wait every thread of the role passes, on a phase that the role's own earlier
+        arrival (by every thread) counted towards, orders what the role's threads did before
+        that arrival before what they do after the wait: the arrival releases, the wait that
+        observes its phase acquires (PTX: mbarrier.arrive is .release, try_wait .acquire).
+        `S[t] = ..; bar.arrive(); bar.wait(0); .. = S[t ^ 1]` needs no __syncthreads.  The
+        phases are the protocol run's (`MBarrierAnalysis.observed`), asked only of a role that
+        arrives on the barrier it waits for (so this analysis runs the mbarrier one only there);
+        what the threads did between the arrival and the wait stays unordered."""
+        mine = self.arrivals.get(wait.barrier)
+        if not mine:
+            return
+        arrived, waited = self.model.mbarrier.observed
+        seen = waited.get(id(wait))
+        if seen is None:
+            return
+        counted = [self.order[id(a)] for a in mine
+                   if (found := arrived.get(id(a))) is not None and found[1] <= seen]
+        if counted:
+            self._fence_before(max(counted))
+
+    def _fence_before(self, pos: int) -> None:
+        """`on_sync` for the accesses before position `pos` of the role's trace only."""
+        order = self.order
+        for w in self.writes:
+            if w.complete and order.get(id(w.event), pos) < pos:
+                w.visible = True
+        self.writes = [w for w in self.writes if not w.visible]
+        kept = []
+        for reader in self.unfenced:
+            if order.get(id(reader[0]), pos) < pos:
+                reader[1] = True
+            else:
+                kept.append(reader)
+        self.unfenced = kept
 
     # ---------------------------------------------------------------- accesses
     def write(self, ev: Event, is_async: bool, visible: bool = False) -> None:

@@ -355,7 +355,7 @@ class KernelModel:
 
     def _stages(self) -> dict[str, BufferStages]:
         """Stride = gcd of offset changes caused by the pipeline variable alone, at the sites that
-        rotate over the versions.
+        rotate over the versions, of the buffers written inside a pipelined loop.
 
         A site rotates when some walked trips repeat an offset (the walk covers three periods of
         the slot arithmetic).  One whose offset never repeats moves inside the slot as well
@@ -364,7 +364,13 @@ class KernelModel:
         It is left out where another site of the buffer rotates; a buffer no site of which
         rotates keeps the gcd of all."""
         strides: dict[str, int] = {}
+        # the version dimension belongs to buffers the pipeline writes: a vector loaded once
+        # before the loop and read there by the loop variable (`scs[k]`) has one version
+        rewritten = {ev.buffer for ev in self.trace.all_events()
+                     if ev.iteration and ev.buffer is not None and ev.access in ("write", "async")}
         for buffer, offsets in self._rotating_sites():
+            if buffer not in rewritten:
+                continue
             ordered = sorted(offsets)
             for a, b in zip(ordered, ordered[1:]):
                 strides[buffer] = math.gcd(strides.get(buffer, 0), b - a)

@@ -390,6 +390,44 @@ class MBarrierAnalysis:
         sim.absent = frozenset(self.model.mixed_named)
         return sim, sim.run()
 
+    @functools.cached_property
+    def barrier_hang(self) -> list[Event]:
+        """The events at which the roles wait forever when only block and named barriers hold
+        them (`bar.sync id, n` for threads that arrive only after a `__syncthreads` the waiters
+        never reach): one per blocked role.  Empty where every role runs to its end, where a
+        blocked role waits on an mbarrier (`mbarrier-deadlock` says that), or where a blocked
+        statement is under a condition pipelint cannot evaluate (unknown is no hang)."""
+        model = self.model
+        if len(model.roles) < 2 or model.trace.truncated or self.cluster_barriers or not any(
+                ev.kind == K.NAMED_SYNC for ev in model.trace.all_events()):
+            return []
+        if self.uses_mbarriers:
+            sim = self._sim[0]
+        else:
+            from .protocol import ProtocolSim
+
+            sim = ProtocolSim(self, False)
+            sim.absent = frozenset(model.mixed_named)
+            sim.run()
+        if not sim.stuck:
+            return []
+        blocked = [trace[pc] for trace, pc in zip(sim.traces, sim.pcs) if pc < len(trace)]
+        if any(ev.kind not in (K.SYNC, K.NAMED_SYNC) or ev.uncertain or ev.guarded for ev in blocked):
+            return []
+        return blocked
+
+    @functools.cached_property
+    def observed(self) -> tuple[dict[int, tuple[Barrier, int]], dict[int, int]]:
+        """By event identity: the phase of its barrier each arrival counted towards, and the phase
+        each passed parity wait observed complete (every earlier one too), from the run of the
+        roles against each other; empty where the protocol is not simulated (no mbarriers, a
+        cluster kernel).  An arrival by every thread of a role releases what those threads did
+        before it to whoever observes its phase: the role's own threads after their wait too."""
+        if not self.uses_mbarriers or self.cluster_barriers:
+            return {}, {}
+        sim, _ = self._sim
+        return sim.arrival_phase, {id(ev): phase for _, ev, _, phase, *_ in sim.waits}
+
     def _phases_balance(self, bar: Barrier, evs: list[Event], init: int) -> bool:
         """Whether the simulation refutes pairing the roles' k-th arrivals `evs` into one phase.
 

@@ -243,6 +243,7 @@ class ProtocolSim:
         # The phase each arrival counted towards (by event identity), and the threads each phase
         # received: where roles arrive on alternate phases (ping-pong consumers), this is what
         # pairs arrivals with phases (`MBarrierAnalysis._arrival_counts`)
+        self.stuck = False      # no role could move while some had not finished: a hang
         self.arrival_phase: dict[int, tuple[Barrier, int]] = {}
         self.phase_threads: dict[tuple[Barrier, int], int] = {}
 
@@ -260,6 +261,7 @@ class ProtocolSim:
                     pcs[r] += 1
                     progress = True
             if not progress:
+                self.stuck = True
                 self.issues.extend(self.a._deadlock(traces, pcs, self.bars))
                 break
         if all(pc >= len(t) for pc, t in zip(pcs, traces)):
