@@ -441,3 +441,14 @@ def test_the_hand_off_without_the_block_barrier_completes(tmp_path):
     fixed = tmp_path / "named_handoff_fixed.cu"
     fixed.write_text("\n".join(lines))
     assert _findings(fixed) == []
+
+
+def test_a_hang_elsewhere_is_no_evidence_for_pairing_alternate_arrivals(tmp_path):
+    """Planted round 8, d/13: `empty[0]` initialised for 256 (a hang: one group arrives a phase).
+    The run stops before the groups reach `empty[2]`, whose k-th arrivals are at different
+    iterations (alternate phases): no arrival-count error on the barrier nobody edited."""
+    text = (KERNELS / "pingpong_release_sm_90_s0.cu").read_text()
+    twin = tmp_path / "pingpong_empty0_256.cu"
+    twin.write_text(text.replace("empty[0].init(128);", "empty[0].init(256);"))
+    assert twin.read_text() != text
+    assert _findings(twin) == [("mbarrier-deadlock", "error", 42), ("mbarrier-deadlock", "error", 54)]

@@ -437,13 +437,17 @@ class MBarrierAnalysis:
         incomplete at the end, and no wait on `bar` hangs or can be run past
         (`mbarrier-phase-overrun`), the arrivals match `init` phase by phase.  Roles that all
         arrive on every phase with `init` counting only one of them also balance per phase, but
-        then the waiters fall a phase behind: the overrun keeps the count an error.  Cluster
-        kernels are not simulated: the pairing stands."""
+        then the waiters fall a phase behind: the overrun keeps the count an error.  Where the
+        run hung before it reached these arrivals (a defect elsewhere), arrivals at different
+        iterations may be alternate phases: the pairing is not evidence, and the hang is
+        reported.  Cluster kernels are not simulated: the pairing stands."""
         if self.cluster_barriers:
             return False
         sim, issues = self._sim
         phases = {sim.arrival_phase.get(id(e)) for e in evs}
-        if None in phases or len(phases) < 2:
+        if None in phases:
+            return sim.stuck and len({e.iteration for e in evs}) > 1
+        if len(phases) < 2:
             return False
         if any(i.kind in (I.DEADLOCK, I.PHASE_OVERRUN) and i.facts.get("barrier") == bar for i in issues):
             return False
