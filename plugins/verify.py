@@ -182,6 +182,10 @@ def pipelint_add_commands(subparsers: argparse._SubParsersAction) -> None:
                    "TileLang's, for the configuration of --kernel-source")
     p.add_argument("--kernel-source", default=None, metavar="FILE.py[:NAME]", help="the kernel --cu belongs to")
     p.add_argument("--num-stages", type=int, nargs="+", default=[2], metavar="N", help="num_stages values")
+    p.add_argument("--arch", default=None, metavar="sm_XY",
+                   help="the target the kernel is lowered for (default: this GPU's); sm_80 code runs on a newer "
+                        "GPU with TileLang's warp specialisation and TMA lowering off, so that its launch (threads, "
+                        "shared memory) is the sm_80 kernel's")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="a kernel parameter")
     p.add_argument("--config", action="append", default=[], metavar="k=v,k=v",
                    help="parameters of one tile configuration; variants are configurations x num_stages (repeatable)")
@@ -239,7 +243,9 @@ def _verify_all(args: argparse.Namespace, host: Any, source: str) -> list[dict]:
     ref = KernelRef.parse(source)
     params = parse_params(args.param)
     major, minor = torch.cuda.get_device_capability()
-    arch = f"sm_{major}{minor}"
+    arch = args.arch or f"sm_{major}{minor}"
+    if not re.fullmatch(r"sm_\d+a?", arch):
+        raise UsageError(f"--arch {arch}: expected a target such as sm_80 or sm_90a")
     configs = [parse_config(c) for c in args.config] or [{}]
     forced = _forced_options(args)
     cuda = Path(args.cu).read_text() if args.cu else None

@@ -167,3 +167,27 @@ def test_forced_runs_confirm_with_the_delay_and_keep_the_evidence(monkeypatch, t
     assert props["verify.verdict"] == "confirmed by forced schedule" and props["verify.mismatches"] == 128
     assert props["witness"]["second"]["threads"] == "128-255"
     assert "forced schedules:" in render("text", [row], host)
+
+
+def test_arch_names_the_target_the_kernel_was_lowered_for(monkeypatch):
+    """`--arch sm_80` on a Hopper GPU: the variants are lowered and launched as sm_80's (warp
+    specialisation and TMA off), so that an sm_80 kernel's 128 threads are what the launch asks
+    for (on the H100, TileLang's sm_90 launcher asked for 256 and the launch failed)."""
+    import argparse
+
+    import torch
+
+    from pipelint.errors import UsageError
+    from pipelint.plugins import verify
+
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (9, 0))
+    seen = []
+    monkeypatch.setattr(verify, "verify_variant", lambda host, file, name, params, n, arch, *a, **k: seen.append(arch))
+    args = argparse.Namespace(param=[], config=[], cu=None, tools="racecheck", timeout=1.0, reference=None,
+                              num_stages=[2], forced_schedule=False, twin=None, evidence_dir=None, jobs=1, arch=None)
+    verify._verify_all(args, None, "examples/gemm.py:matmul")
+    verify._verify_all(argparse.Namespace(**{**vars(args), "arch": "sm_80"}), None, "examples/gemm.py:matmul")
+    assert seen == ["sm_90", "sm_80"]
+    assert verify.SM80_ON_HOPPER == {"tl.disable_warp_specialized": True, "tl.disable_tma_lower": True}
+    with pytest.raises(UsageError, match="--arch 80"):
+        verify._verify_all(argparse.Namespace(**{**vars(args), "arch": "80"}), None, "examples/gemm.py:matmul")

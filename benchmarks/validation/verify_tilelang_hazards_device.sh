@@ -25,7 +25,7 @@ C=tests/fixtures/causes
 window_ref='lambda A, B: torch.stack([sum(A[k*32:(k+1)*32].float().T @ B[k*32:(k+1)*32].float() for k in range(max(0, b - 3), b + 1)) for b in range(8)])'
 run() {  # case, --cu, --kernel-source, stages, twin, reference
   local t0; t0=$(date +%s)
-  timeout 280 python3 -m pipelint verify --cu "$2" --kernel-source "$3" --num-stages "$4" --tools racecheck \
+  timeout 280 python3 -m pipelint verify --cu "$2" --kernel-source "$3" --num-stages "$4" --arch sm_80 --tools racecheck \
     --twin "$5" --reference "$6" --forced-schedule --evidence-dir "/tmp/ev_$1" --timeout 60 \
     --format json -o "$out/verify_$1.json" > "$out/verify_$1.log" 2>&1
   echo "verify rc=$? in $(( $(date +%s) - t0 )) s" >> "$out/verify_$1.log"
