@@ -452,3 +452,16 @@ def test_a_hang_elsewhere_is_no_evidence_for_pairing_alternate_arrivals(tmp_path
     twin.write_text(text.replace("empty[0].init(128);", "empty[0].init(256);"))
     assert twin.read_text() != text
     assert _findings(twin) == [("mbarrier-deadlock", "error", 42), ("mbarrier-deadlock", "error", 54)]
+
+
+def test_an_epilogue_read_is_named_as_the_epilogue_s(tmp_path):
+    """Planted round 8, d/03: the split-K GEMV's epilogue wait deleted; the read that then sees a
+    group in flight comes after the loop, and the message says so (it said "iteration prologue")."""
+    text = (KERNELS / "splitk_gemv_sm_80_s2.cu").read_text()
+    lines = text.split("\n")
+    [n] = [i for i, line in enumerate(lines) if line.strip() == "tl::cp_async_wait<0>();"]
+    del lines[n]
+    twin = tmp_path / "splitk_no_epilogue_wait.cu"
+    twin.write_text("\n".join(lines))
+    [shallow] = [f for f in run_check([str(twin)], HOST, CheckOptions(jobs=1)).findings if f.rule == "wait-too-shallow"]
+    assert shallow.message.endswith("which is read next (iteration epilogue)")

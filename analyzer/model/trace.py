@@ -136,11 +136,14 @@ class Event:
     awaited: bool = False                 # a wgmma's read at its issue: in flight until the wait that
                                           # retires its group (its `retired` copy), or the exit
     why: A.Node | None = field(default=None, compare=False)   # what left the footprint or threads unknown
+    after_loop: bool = field(default=False, compare=False)    # outside the pipelined loops, after one
+                                                              # of them (an epilogue, not a prologue)
 
     @property
     def where(self) -> str:
-        """The loop iteration(s) the event belongs to, for messages: "5", "1,3", "prologue"."""
-        return ",".join(str(v) for _, v in self.iteration) or "prologue"
+        """The loop iteration(s) the event belongs to, for messages: "5", "1,3", "prologue",
+        "epilogue"."""
+        return ",".join(str(v) for _, v in self.iteration) or ("epilogue" if self.after_loop else "prologue")
 
     @property
     def loop_id(self) -> int | None:
@@ -730,11 +733,24 @@ class TraceBuilder:
             walker = _RoleWalker(self, index, role)
             walker.stmt(self.func.body, walker.locals, role.threads, (), False)
             walker.retire_at_exit()
+            _mark_epilogue(walker.events)
             events.append(walker.events)
             uses.extend(walker.fragments.uses.values())
         return Trace(roles, events, self.loops, self.truncated, dict(self.unknown), self.cluster,
                      frozenset(self.cluster_barriers), dict(self.opaque_barriers), self.launch,
                      dict(self.trip_exprs), tuple(self.block_ifs.values()), tuple(uses))
+
+
+def _mark_epilogue(events: list[Event]) -> None:
+    """Mark the events outside the pipelined loops that come after one of them (`Event.where`
+    says "epilogue" for them).  Set in place, before anything holds the events: the flag takes no
+    part in an event's equality or hash."""
+    seen = False
+    for ev in events:
+        if ev.iteration:
+            seen = True
+        elif seen:
+            object.__setattr__(ev, "after_loop", True)
 
 
 class _RoleWalker:
