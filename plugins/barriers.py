@@ -268,7 +268,7 @@ def _divergent_cluster(kernel: KernelModel, path: str, node: A.Node, threads: in
     is the warp: a warp some of whose lanes reach the barrier and others skip it is undefined
     behaviour.
     """
-    split = [w for w in range(count(span(0, kernel.threads)) // 32 + 1)
+    split = [w for w in range((kernel.threads + 31) // 32)
              if 0 < count(threads & span(32 * w, 32 * w + 32)) < min(32, kernel.threads - 32 * w)]
     if unsure:
         return [make_finding(

@@ -401,14 +401,7 @@ class MBarrierAnalysis:
         if len(model.roles) < 2 or model.trace.truncated or self.cluster_barriers or not any(
                 ev.kind == K.NAMED_SYNC for ev in model.trace.all_events()):
             return []
-        if self.uses_mbarriers:
-            sim = self._sim[0]
-        else:
-            from .protocol import ProtocolSim
-
-            sim = ProtocolSim(self, False)
-            sim.absent = frozenset(model.mixed_named)
-            sim.run()
+        sim = self._sim[0]
         if not sim.stuck:
             return []
         blocked = [trace[pc] for trace, pc in zip(sim.traces, sim.pcs) if pc < len(trace)]

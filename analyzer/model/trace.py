@@ -402,17 +402,10 @@ def _selector_bindings(expr: A.Expr) -> tuple[dict[str, int], ...]:
     `empty[((kk * 2) + (threadIdx.x >> 7)) % 3]` names another barrier per warp group at every
     `kk`.  Which threads share a barrier is read at a few values of the others (all at once), and
     each sample's cuts split the roles, as a branch on the thread would."""
-    names: set[str] = set()
-    for node in expr.walk():
-        key = builtin_name(node) if isinstance(node, A.Expr) else None
-        if key is not None:
-            names.add(key)
-        elif isinstance(node, A.Name) and node.ident not in ("threadIdx", "blockIdx", "blockDim", "gridDim"):
-            names.add(node.ident)
-    names.discard("threadIdx.x")
+    names = [n for n in _names_of(expr) if n != "threadIdx.x"]
     if not names:
         return ({},)
-    return tuple(dict.fromkeys(sorted(names), v) for v in range(_SELECTOR_SAMPLES))
+    return tuple(dict.fromkeys(names, v) for v in range(_SELECTOR_SAMPLES))
 
 
 def _same(value: object) -> object:
