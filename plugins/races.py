@@ -205,12 +205,21 @@ def _who(kernel: KernelModel, h: Hazard) -> tuple[str, str]:
         describe(h.second.threads) if h.second.threads else str(kernel.roles[h.second.role])
 
 
+def _where(a: Event, b: Event) -> str:
+    """When the second access happens, and the first's where it is another iteration (a producer
+    that ran ahead: its store of iteration 2 against the load of iteration 0)."""
+    where = f"iteration {b.where}" if b.iteration else "outside the pipelined loop"
+    if a.where != b.where:
+        where += f"; line {a.node.span.line} in {'iteration ' + a.where if a.iteration else 'the ' + a.where}"
+    return where
+
+
 def _finding(kernel: KernelModel, path: str, h: Hazard) -> Finding:
     a, b = h.first, h.second
     wrote, other = a.buffer or h.buffer, b.buffer or h.buffer
     who_a, who_b = _who(kernel, h)
     kind = _KIND[h.kind]
-    where = f"iteration {b.where}" if b.iteration else "outside the pipelined loop"
+    where = _where(a, b)
     related = [(a.node, f"{'store' if h.kind != H.WAR_PLAIN else 'load'} of {wrote} by {who_a}"),
                (b.node, f"{'load' if h.kind == H.RAW_PLAIN else 'store'} of {other} by {who_b}")]
     one = _one_statement(kernel, path, h, related, who_b)

@@ -31,7 +31,8 @@ class _ProtocolCheck(KernelCheck):
     analyses = ("mbarrier",)
 
     def check(self, kernel: KernelModel, path: str) -> list[Finding]:
-        return [self.report(kernel, path, i) for i in kernel.mbarrier.issues if i.kind in self.hazards]
+        view = kernel.mbarrier.view         # a 2-CTA kernel's issues name the pair's roles
+        return [self.report(view, path, i) for i in kernel.mbarrier.issues if i.kind in self.hazards]
 
     def report(self, kernel: KernelModel, path: str, issue: ProtocolIssue) -> Finding:
         related = [(e.node, _related(kernel, e, what)) for e, what in issue.related]
@@ -574,14 +575,16 @@ class NotAnalyzed(_ProtocolCheck):
     rule = Rule(
         "mbarrier-not-analyzed", "MBarrierNotAnalyzed",
         "mbarrier protocol shared across the CTAs of a cluster is not checked",
-        "Remote arrivals (`bar.arrive(cta_id)`), 2-CTA tcgen05 commits and multicast or 2-SM "
-        "TMA loads complete phases from other CTAs of the cluster; pipelint simulates one CTA, "
-        "so it assumes those barriers' counts, bytes and parities hold instead of guessing.",
+        "A 2-CTA pair (`cta_group::2`: remote `bar.arrive(cta_id)`, 2-SM TMA loads, multicast "
+        "tcgen05 commits) is run as one protocol of both CTAs and checked like any other kernel. "
+        "Multicast TMA loads (`tl::tma_load_multicast`), remote arrivals at a CTA the kernel text "
+        "does not name as a constant, and barriers handed to a call pipelint does not model are "
+        "not: pipelint assumes those barriers' counts, bytes and parities hold instead of guessing.",
         Severity.NOTE, "Nothing to fix: review cluster-scope barriers by hand or run "
         "compute-sanitizer synccheck.", ("coverage", "mbarrier"),
-        rationale="2-CTA (cluster) kernels complete mbarrier phases from both CTAs; simulating one CTA would "
-                  "turn every peer arrival into a false hang. The note records what was not checked instead of "
-                  "guessing.")
+        rationale="Cluster kernels complete mbarrier phases from several CTAs; simulating one CTA would turn every "
+                  "peer arrival into a false hang. Where the CTAs cannot be instantiated from the text, the note "
+                  "records what was not checked instead of guessing.")
     hazards = (I.UNANALYZED,)
 
     def message(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
@@ -592,8 +595,9 @@ class NotAnalyzed(_ProtocolCheck):
         shared = (f"mbarriers {', '.join(f['cluster_barriers'])} are shared by the CTAs of the cluster (remote "
                   f"arrivals, 2-CTA commits or multicast TMA): their arrival counts and phases are not checked; "
                   if f.get("cluster_barriers") else "")
-        return (f"cluster kernel: {shared}transaction bytes are not balanced per CTA, since a CTA may announce "
-                f"or receive its peer's TMA bytes")
+        why = f" ({f['why']}: the CTAs are not run as a pair)" if f.get("why") else ""
+        return (f"cluster kernel{why}: {shared}transaction bytes are not balanced per CTA, since a CTA may "
+                f"announce or receive its peer's TMA bytes")
 
     def help(self, kernel: KernelModel, issue: ProtocolIssue) -> str:
         return "nothing to change: pipelint does not analyse these barriers"

@@ -43,8 +43,27 @@ class MBarrierAnalysis:
     (arrival counts, expect_tx bytes against the TMA bytes that land, parities, who waits on
     whom), so a hang, a race on a slot or a missing release is found as a `ProtocolIssue`."""
 
-    def __init__(self, model: KernelModel) -> None:
+    def __init__(self, model: KernelModel, sim: type[ProtocolSim] | None = None) -> None:
         self.model = model
+        self._sim_class = sim
+
+    @functools.cached_property
+    def pair(self) -> MBarrierAnalysis | None:
+        """The analysis of both CTAs of a 2-CTA pair run as one protocol (`model.cluster`), for a
+        kernel whose barriers the CTAs of a cluster share; None for a one-CTA kernel, and for a
+        cluster kernel the pair does not model (multicast TMA, a remote arrival at a CTA the text
+        does not name): that one keeps the `mbarrier-not-analyzed` note."""
+        from .cluster import ClusterPair, PairSim
+
+        if not self.model.trace.cluster_barriers or isinstance(self.model, ClusterPair) \
+                or ClusterPair.unsupported(self.model) is not None:
+            return None
+        return MBarrierAnalysis(ClusterPair(self.model), PairSim)     # type: ignore[arg-type]
+
+    @property
+    def view(self) -> KernelModel:
+        """The model the issues' events and roles belong to: the pair's for a 2-CTA kernel."""
+        return self.pair.model if self.pair is not None else self.model
 
     @functools.cached_property
     def uses_mbarriers(self) -> bool:
@@ -57,6 +76,8 @@ class MBarrierAnalysis:
         """Every protocol issue found, one per kind and place (empty without mbarriers)."""
         if not self.uses_mbarriers:
             return []
+        if self.pair is not None:
+            return self.pair.issues
         found: dict[tuple, ProtocolIssue] = {}
         # One CTA's interleaving cannot order anything around a barrier other CTAs
         # complete: with cluster barriers only the static checks of the others run.
@@ -94,7 +115,10 @@ class MBarrierAnalysis:
                      None)
         if first is None:
             return []
-        return [ProtocolIssue(I.UNANALYZED, first, {"cluster_barriers": sorted(self.cluster_barriers)})]
+        from .cluster import ClusterPair
+
+        return [ProtocolIssue(I.UNANALYZED, first, {"cluster_barriers": sorted(self.cluster_barriers),
+                                                    "why": ClusterPair.unsupported(self.model)})]
 
     # ---------------------------------------------------------------- static per-iteration counts
     def _inits(self) -> dict[Barrier, Event]:
@@ -226,6 +250,13 @@ class MBarrierAnalysis:
                 issue = self._tx_unknown(it, bar, evs, got_evs, sizes, seen_unknown)
             else:
                 issue = _tx_mismatch(bar, evs, got_evs, sizes)
+                if issue is not None and issue.facts["loaded"] > issue.facts["announced"] \
+                        and any(e.value is None for e in got_evs):
+                    # a box read off the layout (`tma_bytes`) reaches at most to the next load or
+                    # the slot's end: an upper bound.  Above the announcement it is no evidence (a
+                    # slot may be wider than its box, the scale factors' in a 2-CTA GEMM): the
+                    # reads decide.  Below it, the announced bytes can never all land: a hang.
+                    issue = self._tx_unknown(it, bar, evs, got_evs, [None] * len(got_evs), seen_unknown)
             if issue is not None:
                 issues.append(issue)
         return issues
@@ -386,7 +417,7 @@ class MBarrierAnalysis:
 
         tx_known = not any(i.kind == I.TX_BYTES for i in self._tx_bytes()) and all(
             v is not None for v in self.tma_bytes.values())
-        sim = ProtocolSim(self, tx_known)
+        sim = (self._sim_class or ProtocolSim)(self, tx_known)
         sim.absent = frozenset(self.model.mixed_named)
         return sim, sim.run()
 
@@ -467,7 +498,9 @@ class MBarrierAnalysis:
                                  "never_arrived": ev.barrier not in arrivers, "phase": st.completed,
                                  "init": st.init, "holds": st.arrivals,
                                  "neutral": neutral[0].node.span.line if neutral else None}, tuple(related)))
-        return issues
+        # a wait on a barrier nothing arrives on first: where two roles hang at one statement (both
+        # CTAs of a pair), the one reported is the cause, not the role that waits behind it
+        return sorted(issues, key=lambda issue: not issue.facts["never_arrived"])
 
 
 def _arrivals(traces, barrier) -> tuple[list[Event], list[Event]]:

@@ -107,12 +107,14 @@ class Reader:
     in_flight: bool = False          # a tcgen05 MMA's read not yet covered by a tcgen05.commit,
                                      # or a wgmma's read whose group no wait has retired yet
     early: bool = False              # an arrival came while the wgmma still read (released nothing)
+    _commit: object = None           # the tcgen05.commit that released it (a multicast arrives on
+                                     # several barriers: each of its arrivals releases the read)
 
     def __post_init__(self) -> None:
         ev = self.event
         self.in_flight = ev is not None and (ev.committed or (ev.awaited and not ev.retired))
 
-    def release(self, rel: tuple, commit: bool = False) -> None:
+    def release(self, rel: tuple, commit: bool = False, node: object = None) -> None:
         """Record a release after the read; the first arrival on each barrier is the one
         that matters (later phases of it are stronger, never weaker, orderings).  Barrier
         rendezvous and mbarrier arrivals are capped apart: a template's named barriers
@@ -125,9 +127,12 @@ class Reader:
         then arrived on the slot's empty barrier) reaches the writer through the phase itself
         (`ProtocolSim.released`: the frontier)."""
         if self.event is not None and self.event.committed:
-            if not (commit and self.in_flight):
+            if not commit:
                 return
-            self.in_flight = False
+            if self.in_flight:
+                self.in_flight, self._commit = False, node
+            elif node is None or node is not self._commit:
+                return          # a later commit: the first one's phase already orders the read
         elif self.in_flight:
             self.early = self.early or rel[0] != "sync"
             return          # a wgmma still reading: an arrival now releases nothing (`retire`)
@@ -223,7 +228,7 @@ class ProtocolSim:
         # latest committed MMA per (allocation, issuing role) with the phase its commit arrives
         # in, and the tcgen05_ld reads with their role's clock
         self.tmem_open: list[list[Event]] = [[] for _ in range(n)]
-        self.tmem_done: dict[tuple[str, int], tuple[Barrier, int, Event]] = {}
+        self.tmem_done: dict[tuple[str, int], list[tuple[Barrier, int, Event]]] = {}
         self.tmem_reads: dict[str, list[tuple[int, int, Event]]] = {}
         # named barriers two groups share (`model.mixing`): the ids watched, each arrival's role,
         # clock, event and barrier instance, and the statements found arriving concurrently with
@@ -420,11 +425,9 @@ class ProtocolSim:
         # ordered after the read.  A slot read twice is released only by
         # arrivals after its last read.
         for reader in self.live_readers(r):
-            reader.release((b, phase), commit=ev.kind == K.MMA_ARRIVE)
+            reader.release((b, phase), commit=ev.kind == K.MMA_ARRIVE, node=ev.node)
         if ev.kind == K.MMA_ARRIVE:
-            for mma in self.tmem_open[r]:
-                self.tmem_done[(mma.buffer or "", r)] = (b, phase, mma)
-            self.tmem_open[r] = []
+            self._commit_tmem(r, b, phase)
         handed = self.handed.setdefault((b, phase), {})
         merge(handed, self.known[r])
         handed_vc = self.handed_vc.setdefault((b, phase), [0] * (2 * len(self.vc)))
@@ -445,6 +448,24 @@ class ProtocolSim:
             self.arrival_phase[id(ev)] = (b, phase)
             self.phase_threads[(b, phase)] = self.phase_threads.get((b, phase), 0) + ev.mult
         self.complete(b, ev)
+        return True
+
+    def _commit_tmem(self, r: int, b: Barrier, phase: int) -> None:
+        """A tcgen05.commit of role `r` arrives on `b` in `phase` once every earlier tcgen05
+        operation of its thread has completed (PTX ISA, `tcgen05.commit`): its MMAs not yet
+        committed, and those an earlier commit covered too, so either commit's phase orders
+        a read of their columns (`tmem_done` keeps each commit since the columns' last MMA).
+        Only the MMAs the barrier's CTA holds (`commit_covers`: a 2-CTA pair's)."""
+        covered = [m for m in self.tmem_open[r] if self.commit_covers(m.buffer, b)]
+        for (buffer, w), commits in self.tmem_done.items():
+            if w == r and self.commit_covers(buffer, b) and len(commits) < MAX_RELEASES:
+                commits.append((b, phase, commits[0][2]))
+        for mma in covered:
+            self.tmem_done[(mma.buffer or "", r)] = [(b, phase, mma)]
+        self.tmem_open[r] = [m for m in self.tmem_open[r] if not any(m is c for c in covered)]
+
+    def commit_covers(self, buffer: str | None, b: Barrier) -> bool:
+        """Whether a commit's arrival on `b` tells that MMAs into `buffer` completed."""
         return True
 
     def _hand_unit(self, r: int, clock: list[int]) -> None:
@@ -551,7 +572,7 @@ class ProtocolSim:
         for reader in self.live_readers(r):
             reader.release(("sync", key, group["n"]))
         self.at_barrier[r] = level = (key, group)
-        live = [o for o in range(len(self.traces)) if self.pcs[o] < len(self.traces[o])]
+        live = [o for o in self.peers(r, key) if self.pcs[o] < len(self.traces[o])]
         full = (group["threads"] >= needed if needed else set(group["roles"]) >= set(live))
         if full:
             group["done"] = True
@@ -572,20 +593,33 @@ class ProtocolSim:
         if len(log) > 64:
             del log[:len(log) - 64]
 
+    def peers(self, r: int, key: object) -> range | list[int]:
+        """The roles a barrier `key` that role `r` reaches waits for when it counts no threads
+        (`__syncthreads`: every live role of the block)."""
+        return range(len(self.traces))
+
+    def barrier_key(self, r: int, ev: Event) -> object:
+        """Which barrier instance a block or named barrier event of role `r` gathers at."""
+        return "block" if ev.kind == K.SYNC else ev.barrier
+
+    def one_warpgroup(self, a: int, b: int) -> bool:
+        """Whether roles `a` and `b` share a warp group (one wgmma's threads)."""
+        return _one_warpgroup(self.model, a, b)
+
     def on_sync(self, r: int, ev: Event) -> bool:
         if id(ev.node) in self.disabled:
             return True
-        return self.rendezvous(r, "block", ev.mult, None, ev=ev)
+        return self.rendezvous(r, self.barrier_key(r, ev), ev.mult, None, ev=ev)
 
     def on_named_sync(self, r: int, ev: Event) -> bool:
         if id(ev.node) in self.disabled or id(ev.node) in self.absent or overfull(ev):
             return True         # an overfull count orders no given pair (`model.named`, `model.mixing`)
-        return self.rendezvous(r, ev.barrier, ev.mult, ev.value or None, ev=ev)
+        return self.rendezvous(r, self.barrier_key(r, ev), ev.mult, ev.value or None, ev=ev)
 
     def on_named_arrive(self, r: int, ev: Event) -> bool:
         if overfull(ev) or id(ev.node) in self.absent:
             return True
-        return self.rendezvous(r, ev.barrier, ev.mult, ev.value or None, blocking=False, ev=ev)
+        return self.rendezvous(r, self.barrier_key(r, ev), ev.mult, ev.value or None, blocking=False, ev=ev)
 
     # ------------------------------------------------------------------ Tensor Memory
     def on_tmem(self, r: int, ev: Event) -> bool:
@@ -613,8 +647,10 @@ class ProtocolSim:
                                                                           "committed": False},
                                                  ((pending, "tmem-write"),)))
                 continue
-            done = self.tmem_done.get((ev.buffer or "", w))
-            if done is not None and self.known[r].get(done[0], -1) < done[1] and _tmem_overlap(done[2], ev):
+            commits = self.tmem_done.get((ev.buffer or "", w))
+            if commits and _tmem_overlap(commits[0][2], ev) and all(
+                    self.known[r].get(bar, -1) < phase for bar, phase, _ in commits):
+                done = commits[0]
                 self.issues.append(ProtocolIssue(IssueKind.TMEM_RAW, ev, {"role": r, "writer_role": w,
                                                                           "barrier": done[0], "phase": done[1]},
                                                  ((done[2], "tmem-write"),)))
@@ -723,7 +759,7 @@ class ProtocolSim:
         one instruction of its warp group; any of its threads' waits completes it for all)."""
         ev = reader.event
         done = ev.retired or (ev.awaited and _wgmma_key(ev) in self.retired.get(r, ()))
-        return done and _one_warpgroup(self.model, reader.role, r)
+        return done and self.one_warpgroup(reader.role, r)
 
     def retire(self, r: int, ev: Event) -> None:
         """A wait retired the wgmma group of the read `ev` (its `retired` copy): the read at its

@@ -508,7 +508,9 @@ def constant_truth(cond: A.Expr, env: Mapping[str, int], opaque: Mapping[object,
     condition's text and the values of `env` it reads."""
     if not available():
         return None
-    key = (shape_of(cond), frozen_values(opaque), tuple(sorted((k, v) for k, v in env.items() if isinstance(v, int))))
+    names = _names_read(cond)
+    key = (shape_of(cond), frozen_values(opaque),
+           tuple(sorted((k, v) for k, v in env.items() if k in names and isinstance(v, int))))
     if key in _truths:
         return _truths[key]
     z3 = _z3()
@@ -516,18 +518,57 @@ def constant_truth(cond: A.Expr, env: Mapping[str, int], opaque: Mapping[object,
     try:
         with _LOCK:
             term = side.term(cond)
-            ranges = [z3.And(v >= INT_RANGE[0], v <= INT_RANGE[1]) for v in side.free.values()]
             found: bool | None = None
-            for value, holds in ((False, term != 0), (True, term == 0)):
-                solver = z3.Solver()
-                solver.set("timeout", _TRUTH_TIMEOUT_MS)
-                solver.add(*ranges, holds)
-                if solver.check() == z3.unsat:
-                    found = value
-                    break
+            if not _both_values(term, list(side.free.values())):
+                found = _truth_by_solver(term, side)
     except (Untranslatable, _Concrete, z3.Z3Exception):
         found = None
     if len(_truths) > 4096:
         _truths.clear()
     _truths[key] = found
     return found
+
+
+def _names_read(cond: A.Expr) -> frozenset[str]:
+    """The names (and `threadIdx.x`-style members) a condition reads: what of `env` its value
+    can depend on, so that the memo is not keyed by every loop variable of the walk."""
+    found = set()
+    for node in cond.walk():
+        if isinstance(node, A.Name):
+            found.add(node.qualified)
+        elif isinstance(node, A.Member) and isinstance(node.base, A.Name):
+            found.add(f"{node.base.ident}.{node.member}")
+    return frozenset(found)
+
+
+_PROBES = (0, 1, -1, 2, 7, 1 << 20, -(1 << 20))
+
+
+def _both_values(term: Any, free: list[Any]) -> bool:
+    """Whether some values of the free parts make the condition true and others false, found by
+    evaluating it at a few assignments (each a witness, so the answer is exact when it is yes):
+    a condition on data usually is one, and two solver calls cost a hundred times more."""
+    z3 = _z3()
+    seen = set()
+    for i in range(len(_PROBES)):
+        pairs = [(v, z3.BitVecVal(_PROBES[(i + j) % len(_PROBES)], BITS)) for j, v in enumerate(free)]
+        value = z3.simplify(z3.substitute(term, *pairs) if pairs else term)
+        if not z3.is_bv_value(value):
+            return False
+        seen.add(value.as_long() != 0)
+        if len(seen) == 2:
+            return True
+    return False
+
+
+def _truth_by_solver(term: Any, side: _FreeSide) -> bool | None:
+    """False (True) when no value of the free parts makes the condition true (false)."""
+    z3 = _z3()
+    ranges = [z3.And(v >= INT_RANGE[0], v <= INT_RANGE[1]) for v in side.free.values()]
+    for value, holds in ((False, term != 0), (True, term == 0)):
+        solver = z3.Solver()
+        solver.set("timeout", _TRUTH_TIMEOUT_MS)
+        solver.add(*ranges, holds)
+        if solver.check() == z3.unsat:
+            return value
+    return None
