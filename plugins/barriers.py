@@ -357,7 +357,7 @@ def _divergent(kernel, path):
         else:
             out.append(make_finding(
                 _R["divergent-barrier"], path, kernel, node,
-                f"__syncthreads is reached only by some threads of the block ({who} of "
+                f"{_barrier_call(node)} is reached only by some threads of the block ({who} of "
                 f"{kernel.threads}); the others never arrive: the block hangs, or, once they have exited, "
                 f"passes by undefined behaviour (`bar.sync 0` is `.aligned` over the whole block)",
                 help=f"move the __syncthreads() at line {node.span.line} out of the thread-dependent "
@@ -421,3 +421,8 @@ def _counted_by_thread(kernel, path):
             help=f"give the loop at line {loop.span.line} the same count in every thread, or move the "
                  f"__syncthreads() out of it"))
     return out
+
+
+def _barrier_call(node: A.Node) -> str:
+    """How the barrier is written: `__syncthreads`, `__syncthreads_count`, ..."""
+    return node.name if isinstance(node, A.Call) and node.name.startswith("__syncthreads") else "__syncthreads"

@@ -91,6 +91,32 @@ class Node:
             extend(kids)
 
 
+
+def transform(node: Node, replace_node: Callable[[Node], Node | None]) -> Node:
+    """`node` with each node for which `replace_node` returns a replacement replaced (not looked
+    into), new nodes only along the paths to a replacement: every other subtree keeps its
+    identity, so that what is keyed by node (the caches, the registry's lists) stays valid for it."""
+    import dataclasses
+
+    new = replace_node(node)
+    if new is not None:
+        return new
+    changes: dict[str, object] = {}
+    for name in _child_fields(type(node)):
+        old = getattr(node, name)
+        if isinstance(old, Node):
+            value: object = transform(old, replace_node)
+        elif type(old) is tuple:
+            items = tuple(transform(x, replace_node) if isinstance(x, Node) else
+                          tuple(transform(i, replace_node) if isinstance(i, Node) else i for i in x)
+                          if type(x) is tuple else x for x in old)
+            value = items if any(a is not b for a, b in zip(items, old)) else old
+        else:
+            continue
+        if value is not old:
+            changes[name] = value
+    return dataclasses.replace(node, **changes) if changes else node     # type: ignore[type-var]
+
 # ------------------------------------------------------------------ expressions
 @dataclass(frozen=True, slots=True)
 class Name(Node):

@@ -78,28 +78,12 @@ class PairRole(Role):
 def bind_rank(func: A.FunctionDef, rank: int) -> A.FunctionDef:
     """`func` with every `tl::block_rank_in_cluster()` replaced by `rank` (new nodes only along the
     paths to a replaced call: every other statement keeps its identity)."""
-    value = A.Number(str(rank), func.span)
-
-    def rewrite(node: Any) -> Any:
+    def rank_call(node: A.Node) -> A.Node | None:
         if isinstance(node, A.Call) and node.name == RANK_CALL and not node.args:
-            return dataclasses.replace(value, span=node.span)
-        if not isinstance(node, A.Node):
-            return node
-        changes: dict[str, Any] = {}
-        for f in dataclasses.fields(node):          # type: ignore[arg-type]
-            old = getattr(node, f.name)
-            if isinstance(old, A.Node):
-                new = rewrite(old)
-            elif isinstance(old, tuple):
-                items = tuple(rewrite(x) if isinstance(x, A.Node | tuple) else x for x in old)
-                new = items if any(a is not b for a, b in zip(items, old)) else old
-            else:
-                continue
-            if new is not old:
-                changes[f.name] = new
-        return dataclasses.replace(node, **changes) if changes else node     # type: ignore[type-var]
+            return A.Number(str(rank), node.span)
+        return None
 
-    bound = rewrite(func)
+    bound = A.transform(func, rank_call)
     assert isinstance(bound, A.FunctionDef)
     return bound
 

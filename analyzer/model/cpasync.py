@@ -729,7 +729,7 @@ class CpAsyncAnalysis:
         for ev in self.model.trace.all_events():
             # a template's own barrier is not a claim, nor a cluster barrier (it orders the
             # cluster's distributed shared memory too, which is not modelled)
-            if ev.kind == K.SYNC and not ev.internal and not cluster_barrier(ev.node):
+            if ev.kind == K.SYNC and not ev.internal and not cluster_barrier(ev.node) and _removable(ev.node):
                 seen.setdefault(id(ev.node), ev.node)
         return sorted(seen.values(), key=lambda n: (n.span.line, n.span.column))
 
@@ -755,7 +755,7 @@ class CpAsyncAnalysis:
             # run as before (barriers already found redundant added nothing to them).
             trial = frozenset(disabled | {id(node)})
             new = self._role_trial(trial, id(node), roles, syncs, base)
-            if not new and races.relevant:
+            if not new and (races.relevant or len(roles) > 1 and self.model.mbarrier.uses_mbarriers):
                 self._cross_trial(new, trial, node, roles, cross_base)
             if new:
                 orders[id(node)] = new
@@ -789,8 +789,13 @@ class CpAsyncAnalysis:
                      cross_base: set[tuple]) -> None:
         """Adds to `new` the races between roles the barriers of `trial` gone add, and a hang
         where the others wait at a barrier `node` no longer meets."""
-        found, finished = self.model.races.simulate(trial)
+        races = self.model.races
+        found, finished = races.simulate(trial) if races.relevant else ({}, True)
         new.update((k, h) for k, h in found.items() if k not in cross_base)
+        if races.protocol_issues(trial) - races.protocol_issues():
+            # it hands an observed mbarrier phase on (`CrossRoleRaces.protocol_issues`)
+            new[("protocol", id(node))] = Hazard(H.RAW_PLAIN, _first_event(roles, node),
+                                                 _first_event(roles, node), "", None)
         if not finished:         # the others wait at a barrier this one no longer meets
             new[("hang", id(node))] = Hazard(H.RAW_PLAIN, _first_event(roles, node),
                                              _first_event(roles, node), "", None)
@@ -939,3 +944,9 @@ _SIM_HANDLERS = {
     **{k: _Sim.on_mbar_use for k in (K.MBAR_WAIT, K.MBAR_ARRIVE, K.MBAR_EXPECT_TX,
                                      K.MBAR_ARRIVE_EXPECT_TX, K.MMA_ARRIVE)},
 }
+
+
+def _removable(node: A.Node) -> bool:
+    """Whether a barrier statement could be deleted: `__syncthreads()` alone, not one that also
+    computes a value (`__syncthreads_count(pred)`, `_or`, `_and`)."""
+    return not (isinstance(node, A.Call) and node.args)

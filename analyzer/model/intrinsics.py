@@ -133,6 +133,10 @@ INTRINSICS: dict[str, Intrinsic] = {
         "32dp32bNx", "32dp64bNx", "32dp128bNx", "32dp256bNx", "16dp64bNx", "16dp128bNx", "16dp256bNx")},
     # block, cluster and named barriers
     "__syncthreads": Intrinsic(K.SYNC),
+    # the barrier with a reduction of a predicate over the block (CUDA C++ guide, 7.6)
+    "__syncthreads_or": Intrinsic(K.SYNC),
+    "__syncthreads_and": Intrinsic(K.SYNC),
+    "__syncthreads_count": Intrinsic(K.SYNC),
     "tl::cluster_sync": Intrinsic(K.SYNC, cluster=True),
     "tl::__sync_thread_partial": Intrinsic(K.NAMED_SYNC, count=1),   # (barrier id, threads)
     "__syncwarp": Intrinsic(K.WARP_SYNC, count=0),     # the lane mask (none: every lane)

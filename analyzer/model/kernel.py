@@ -16,6 +16,8 @@ from typing import Any, Self
 
 from ..cuda import ast as A
 from ..cuda.linemap import LineMap, Origin
+from .aliases import propagate_aliases
+from .asm_barriers import lower_asm_barriers
 from .definitions import Definitions
 from .evaluate import evaluate, interval
 from .index import KernelIndex
@@ -101,15 +103,21 @@ class KernelModel:
                  assumptions: tuple[tuple[A.Expr, bool], ...] = (),
                  forced: tuple[tuple[int, bool], ...] = ()) -> None:
         assert func.body is not None
+        if index is None:
+            # `int tid = threadIdx.x;`: its uses read the index; `asm("bar.sync 0;")`: a barrier
+            bound = lower_asm_barriers(propagate_aliases(func))
+            if bound is not func:
+                func, registry = bound, None
         self.func = func
         self.name = func.name
         self._byte_ranges: dict[tuple[int, bool], tuple[Event, tuple[str, int, int] | None]] = {}
         self.lines = lines
         self.implausible: list[tuple[A.Node, str]] = []   # input values analysed in a bounded way
+        assert func.body is not None
+        self.index = index or KernelIndex(func.body, registry)
         self.threads = self._threads()
         # kernel parameters: the same value in every thread (pointers to global memory, sizes)
         self.params = frozenset(p.name for p in func.params if p.name)
-        self.index = index or KernelIndex(func.body, registry)
         self.layout = SharedLayout(self.index.declarations)
         self.registers = self._registers()
         self.runtime_loops = self._runtime_loops()
@@ -345,13 +353,51 @@ class KernelModel:
         bounds = self.func.attribute("__launch_bounds__")
         if bounds and bounds.args:
             value = evaluate(bounds.args[0], {})
+            if value is not None and MAX_THREADS < value <= 4 * MAX_THREADS:
+                # the roles and barrier counts are written for the declared block (TileLang's warp
+                # specialisation adds a producer group to a 1024-thread kernel): analysed as declared,
+                # since clamped, a cascade of false count errors followed
+                self.implausible.append((bounds, f"__launch_bounds__({value}) is above CUDA's {MAX_THREADS} threads "
+                                                 f"per block: no launch of this kernel can succeed; analysed as "
+                                                 f"declared"))
+                return value
             if value is not None and not 1 <= value <= MAX_THREADS:
                 self.implausible.append((bounds, f"__launch_bounds__({value}) is outside CUDA's 1..{MAX_THREADS} "
                                                  f"threads per block; analysed as {MAX_THREADS if value > 0 else 128}"))
                 return MAX_THREADS if value > 0 else 128
             if value:
                 return value
-        return 128
+        return max(128, self._threads_the_text_needs())
+
+    def _threads_the_text_needs(self) -> int:
+        """Without `__launch_bounds__`, the block size the kernel's own text implies: a named
+        barrier's thread count (`bar.sync 1, 256` waits for 256 threads), and a branch on
+        `threadIdx.x < C` with an `else` (threads on both sides of C: the next power of two above
+        C).  Hand-written producer/consumer kernels split a block this way; taken as 128 threads,
+        their second half did not exist and a barrier both halves meet was a false count error."""
+        need = max((self._named_count(call) for call in self.index.calls), default=0)
+        need = max([need] + [self._split_at(branch) for branch in self.index.ifs if branch.other is not None])
+        return min(need, MAX_THREADS)
+
+    @staticmethod
+    def _named_count(call: A.Call) -> int:
+        if call.name not in ("tl::__sync_thread_partial", "tl::__named_barrier_arrive") or len(call.args) < 2:
+            return 0
+        value = evaluate(call.args[1], {})
+        return value if isinstance(value, int) and 0 < value <= MAX_THREADS else 0
+
+    @staticmethod
+    def _split_at(branch: A.If) -> int:
+        cond = branch.cond
+        if not isinstance(cond, A.Binary) or cond.op not in ("<", "<=", ">", ">="):
+            return 0
+        if not any(isinstance(n, A.Member) and isinstance(n.base, A.Name) and n.base.ident == "threadIdx"
+                   and n.member == "x" for n in cond.left.walk()):
+            return 0
+        bound = evaluate(cond.right, {})
+        if not isinstance(bound, int) or not 0 < bound < MAX_THREADS:
+            return 0
+        return 1 << bound.bit_length() if bound & (bound - 1) else 2 * bound
 
     def _stages(self) -> dict[str, BufferStages]:
         """Stride = gcd of offset changes caused by the pipeline variable alone, at the sites that

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from ..cuda import ast as A
 from .cpasync import Hazard
 from .intrinsics import HazardKind as H
-from .intrinsics import K
+from .intrinsics import IssueKind, K
 from .protocol import AccessRecorder, ProtocolSim
 from .threads import LaneRecipe, cross_thread, different_values, stored_value, touch
 from .trace import Event
@@ -36,6 +36,11 @@ if TYPE_CHECKING:
     from .kernel import KernelModel
 
 MAX_RECORDS = 4096      # accesses kept per space; older ones ordered for everyone are dropped
+
+
+# protocol issues a missing block barrier can cause (`CrossRoleRaces.protocol_issues`)
+_ORDERING = frozenset({IssueKind.RAW, IssueKind.TMA_WAW, IssueKind.WAR_UNRELEASED, IssueKind.WAR_UNOBSERVED,
+                       IssueKind.DEADLOCK, IssueKind.TMEM_RAW, IssueKind.TMEM_WAR})
 
 
 @dataclass(slots=True)
@@ -370,9 +375,31 @@ class CrossRoleRaces:
         sim.absent = frozenset(self.model.mixed_named)
         recorder = RaceRecorder(sim, self.shared_buffers, self.shared_barriers)
         sim.recorder = recorder
-        sim.run()
+        issues = sim.run()
+        self._protocol[disabled] = frozenset((i.kind, id(i.event.node)) for i in issues if i.kind in _ORDERING)
         finished = all(pc >= len(t) for pc, t in zip(sim.pcs, sim.traces))
         return recorder.hazards, finished
+
+    @functools.cached_property
+    def _protocol(self) -> dict[frozenset[int], frozenset[tuple]]:
+        return {}
+
+    def protocol_issues(self, disabled: frozenset[int] = frozenset()) -> frozenset[tuple]:
+        """The ordering issues of the mbarrier protocol (a read of a TMA-written slot before its
+        phase is known, a slot refilled before its release, a hang) in the run with the barriers
+        of `disabled` absent, by kind and statement: a block barrier that hands one thread's
+        observed phase to the others (`if (tid == 0) full.wait(p); __syncthreads(); read`) is
+        needed for what it orders here, not only for plain accesses."""
+        if disabled not in self._protocol:
+            if self.relevant:
+                self.simulate(disabled)
+            else:           # no plain access two roles share: the protocol run alone
+                sim = ProtocolSim(self.model.mbarrier, tx_known=False)
+                sim.disabled = disabled
+                sim.absent = frozenset(self.model.mixed_named)
+                self._protocol[disabled] = frozenset(
+                    (i.kind, id(i.event.node)) for i in sim.run() if i.kind in _ORDERING)
+        return self._protocol.get(disabled, frozenset())
 
     @functools.cached_property
     def hazards(self) -> list[Hazard]:

@@ -357,7 +357,7 @@ def cross_thread(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[o
     with _LOCK:
         try:
             return _decide(a, b, shift, opaque or {}, values, warp_mask, any_threads)
-        except Untranslatable:
+        except (Untranslatable, _Concrete):     # a value at a slot no constant names: undecided
             return None, None
         except _z3().Z3Exception:
             return None, None

@@ -1461,6 +1461,13 @@ class _RoleWalker:
             self.b.cluster_barriers.add(bar[0] if bar else "")
         self.event(c, c.intr.kind, barrier=bar, value=c.value)
 
+    def on_block_barrier(self, c: _Call) -> None:
+        """`__syncthreads()`, and `__syncthreads_count(pred)` whose predicate each thread evaluates
+        (its reads happen) before it arrives."""
+        for arg in c.node.args:
+            self.reads_in(arg, c.env, c.mult, c.it, c.guarded)
+        self.event(c, c.intr.kind, value=c.value)
+
     def on_named_barrier(self, c: _Call) -> None:
         """`bar.sync id, n`: barrier `id` completes when `n` threads have arrived."""
         args = c.node.args
@@ -1785,6 +1792,7 @@ _CALL_HANDLERS = {
         K.MBAR_INIT, K.MBAR_ARRIVE, K.MBAR_WAIT, K.MBAR_EXPECT_TX, K.MBAR_ARRIVE_EXPECT_TX)},
     K.NAMED_SYNC: _RoleWalker.on_named_barrier,
     K.NAMED_ARRIVE: _RoleWalker.on_named_barrier,
+    K.SYNC: _RoleWalker.on_block_barrier,
     K.CP_ASYNC_ARRIVE: _RoleWalker.on_barrier_arg,
     K.CP_ASYNC_ARRIVE_INC: _RoleWalker.on_barrier_arg,
     K.MMA_ARRIVE: _RoleWalker.on_barrier_arg,
