@@ -9,6 +9,7 @@ load race with the reads of the slot it overwrites.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 from pipelint import hookimpl
 from pipelint.checks import KernelCheck, make_finding
@@ -31,7 +32,9 @@ class _ProtocolCheck(KernelCheck):
     analyses = ("mbarrier",)
 
     def check(self, kernel: KernelModel, path: str) -> list[Finding]:
-        view = kernel.mbarrier.view         # a 2-CTA kernel's issues name the pair's roles
+        # a 2-CTA kernel's issues name the pair's roles (`model.cluster.ClusterPair`, which answers
+        # what the messages ask of a kernel model)
+        view = cast(KernelModel, kernel.mbarrier.view)
         return [self.report(view, path, i) for i in kernel.mbarrier.issues if i.kind in self.hazards]
 
     def report(self, kernel: KernelModel, path: str, issue: ProtocolIssue) -> Finding:

@@ -85,3 +85,35 @@ def test_the_vote_reads_its_predicate_before_the_barrier_and_is_never_claimed():
     vote = [e for e in model.trace.events[0] if e.node.span.line == 39]
     assert [e.kind.value for e in vote][-2:] == ["smem", "sync"]       # the read, then the barrier
     assert 39 not in {n.span.line for n in model.cp_async.redundant_barriers()}
+
+
+def _edited(tmp_path: Path, name: str, old: str, new: str) -> Path:
+    text = (KERNELS / name).read_text()
+    assert text.count(old) == 1
+    path = tmp_path / name
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def test_a_read_deep_into_a_one_box_slot_bounds_the_box(tmp_path):
+    # column_walk: one box fills each 4096-byte slot of As, and the consumers read a column of it
+    # down to byte 4034: the box has at least 4034 bytes, more than the 2048 announced
+    path = _edited(tmp_path, "column_walk_sm_90_s2.cu", "arrive_and_expect_tx(4096)", "arrive_and_expect_tx(2048)")
+    found = run_check([str(path)], HOST, CheckOptions(jobs=1)).findings
+    assert [(f.rule, f.severity.value) for f in found if f.rule == "mbarrier-tx-bytes"] == [("mbarrier-tx-bytes", "error")]
+    assert "take 4034 bytes" in next(f for f in found if f.rule == "mbarrier-tx-bytes").message
+
+
+def test_a_box_guessed_from_the_layout_above_the_announcement_is_no_evidence(tmp_path):
+    # subtile_gemm: the last load's box is guessed up to the slot's end (8192 bytes); the slot may be
+    # wider than the box, and the wgmma slices' bytes are not known one by one: not decided (a note)
+    path = _edited(tmp_path, "subtile_gemm_sm_90_s2.cu", "expect_transaction(8192)", "expect_transaction(6144)")
+    found = [f for f in run_check([str(path)], HOST, CheckOptions(jobs=1)).findings if f.rule == "mbarrier-tx-bytes"]
+    assert [f.severity.value for f in found] == ["note"] and "could not be checked" in found[0].message
+
+
+def test_an_announcement_above_the_guessed_boxes_is_still_a_hang(tmp_path):
+    # the boxes cannot be wider than the slot: announcing more than the slot holds never completes
+    path = _edited(tmp_path, "column_walk_sm_90_s2.cu", "arrive_and_expect_tx(4096)", "arrive_and_expect_tx(8192)")
+    found = [f for f in run_check([str(path)], HOST, CheckOptions(jobs=1)).findings if f.rule == "mbarrier-tx-bytes"]
+    assert [f.severity.value for f in found] == ["error"]

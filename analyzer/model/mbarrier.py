@@ -254,8 +254,9 @@ class MBarrierAnalysis:
                         and any(e.value is None for e in got_evs):
                     # a box read off the layout (`tma_bytes`) reaches at most to the next load or
                     # the slot's end: an upper bound.  Above the announcement it is no evidence (a
-                    # slot may be wider than its box, the scale factors' in a 2-CTA GEMM): the
-                    # reads decide.  Below it, the announced bytes can never all land: a hang.
+                    # slot may be wider than its box: a 2-CTA GEMM's scale factors fill every other
+                    # version), the reads decide (`bytes_read`).  Below it, the announced bytes can
+                    # never all land: a hang.
                     issue = self._tx_unknown(it, bar, evs, got_evs, [None] * len(got_evs), seen_unknown)
             if issue is not None:
                 issues.append(issue)
@@ -352,6 +353,7 @@ class MBarrierAnalysis:
         slots are filled `once`)."""
         model = self.model
         spans: dict[tuple, list[tuple[int, int]]] = {}
+        single = self._single_box(slots)
         for ev in model.trace.all_events():
             if ev.kind != K.SMEM or ev.access != "read" or ev.retired or ev.uncertain or ev.unknown_footprint \
                     or not (once or tuple(v for _, v in ev.iteration) == it):
@@ -360,9 +362,28 @@ class MBarrierAnalysis:
             rng = model.byte_range(ev)
             if buf is None or rng not in slots:
                 continue
-            for lo, hi in self._exact_bytes(ev):
-                spans.setdefault(rng, []).append((max(buf.offset + lo, rng[1]), min(buf.offset + hi, rng[2])))
+            spans.setdefault(rng, []).extend(self._spans_of(ev, buf.offset, rng, single.get(rng)))
         return spans
+
+    def _spans_of(self, ev: Event, base: int, rng: tuple, start: int | None) -> list[tuple[int, int]]:
+        """The bytes of slot `rng` the read `ev` shows written: those it takes exactly, and where one
+        box fills the slot from `start`, everything up to the last byte it takes (a TMA box is
+        contiguous in shared memory, swizzled or not)."""
+        found = [(max(base + lo, rng[1]), min(base + hi, rng[2])) for lo, hi in self._exact_bytes(ev)]
+        if start is not None and ev.extent is not None and base + ev.extent[1] > start:
+            found.append((start, min(base + ev.extent[1], rng[2])))
+        return found
+
+    def _single_box(self, slots: dict[tuple, set[str]]) -> dict[tuple, int]:
+        """The slots one TMA load fills (one call site at one offset), with the load's first byte."""
+        starts: dict[tuple, set[int]] = {}
+        for ev in self.model.trace.all_events():
+            if ev.kind == K.TMA_LOAD and ev.offset is not None:
+                rng = self.model.byte_range(ev)
+                buf = self.model.buffers.get(ev.buffer or "")
+                if rng in slots and buf is not None:
+                    starts.setdefault(rng, set()).add(buf.offset + ev.offset)
+        return {rng: next(iter(found)) for rng, found in starts.items() if len(found) == 1}
 
     def _exact_bytes(self, ev: Event) -> list[tuple[int, int]]:
         """The bytes (into its buffer) a read certainly touches: a wgmma operand's (its descriptors,
