@@ -37,7 +37,7 @@ def propagate_aliases(func: A.FunctionDef) -> A.FunctionDef:
         if declared[d.name] == 1 and d.name not in written and d.name not in params \
                 and _plain_local(decl, d) and _pure(d.init, uniform, values):
             assert d.init is not None
-            values[d.name] = A.Cast(decl.type, _substitute(d.init, values), "c", d.init.span)
+            values[d.name] = A.Cast(decl.type, _substitute(_unshuffled(d.init), values), "c", d.init.span)
     if not values:
         return func
     body = _substitute_after(func.body, values, {name: _declared_at(decls, name) for name in values})
@@ -104,8 +104,48 @@ def _operands(expr: A.Node | None) -> tuple[A.Node, ...] | None:
     if isinstance(expr, A.Ternary):
         return (expr.cond, expr.then, expr.other)
     if isinstance(expr, A.Call):
+        if _broadcast(expr) is not None:
+            return (_broadcast(expr),)      # type: ignore[return-value]
         return expr.args if expr.name in _PURE_CALLS else None
     return None
+
+
+def _broadcast(call: A.Call) -> A.Expr | None:
+    """The value `__shfl_sync(0xffffffff, v, lane)` returns when `v` is the same in every lane of
+    the warp (`threadIdx.x / 32`: the idiom that makes a warp index uniform for the compiler): `v`."""
+    if call.name != "__shfl_sync" or len(call.args) < 3 or not _warp_uniform(call.args[1]):
+        return None
+    mask = call.args[0]
+    if not isinstance(mask, A.Number) or mask.text.lower().rstrip("u") not in ("0xffffffff", "-1"):
+        return None
+    return call.args[1]
+
+
+def _warp_uniform(expr: A.Node) -> bool:
+    """Whether `expr` reads the thread index only as its warp (`threadIdx.x / 32`, `>> 5`)."""
+    if isinstance(expr, A.Binary) and isinstance(expr.right, A.Number) and _thread_x(expr.left):
+        value = expr.right.value
+        return isinstance(value, int) and (expr.op == "/" and value % 32 == 0 and value > 0
+                                           or expr.op == ">>" and value >= 5)
+    if _thread_x(expr):
+        return False
+    return all(_warp_uniform(child) for child in expr.children())
+
+
+def _thread_x(expr: A.Node) -> bool:
+    while isinstance(expr, A.Cast):
+        expr = expr.operand
+    return isinstance(expr, A.Member) and isinstance(expr.base, A.Name) and expr.base.ident == "threadIdx" \
+        and expr.member == "x"
+
+
+def _unshuffled(expr: A.Expr) -> A.Expr:
+    """`expr` with each warp broadcast of a warp-uniform value replaced by the value."""
+    def broadcast(node: A.Node) -> A.Node | None:
+        return _broadcast(node) if isinstance(node, A.Call) else None
+
+    found = A.transform(expr, broadcast)
+    return found      # type: ignore[return-value]
 
 
 def _declared_at(decls: list[tuple[A.Declaration, A.Declarator]], name: str) -> tuple[int, int]:

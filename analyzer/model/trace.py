@@ -1350,8 +1350,9 @@ class _RoleWalker:
         handler(self, _Call(call, intr, env, mult, it, guarded, value))
 
     def event(self, c: _Call, kind: EventKind, **kw: Any) -> None:
+        # under a condition on data, which threads run a barrier or an arrival is a guess too
         self.events.append(Event(kind, c.node, self.index, c.mult, c.it, guarded=c.guarded,
-                                 threads=self.mask, **kw))
+                                 threads=self.mask, uncertain=self.uncertain > 0, **kw))
 
     def on_template(self, call: A.Call, proto: Protocol, env: dict, mult: int, it: tuple, guarded: bool) -> bool:
         """A TileLang template whose shared-memory protocol is modelled (`model.templates`): its
