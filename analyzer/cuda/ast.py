@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +96,6 @@ def transform(node: Node, replace_node: Callable[[Node], Node | None]) -> Node:
     """`node` with each node for which `replace_node` returns a replacement replaced (not looked
     into), new nodes only along the paths to a replacement: every other subtree keeps its
     identity, so that what is keyed by node (the caches, the registry's lists) stays valid for it."""
-    import dataclasses
-
     new = replace_node(node)
     if new is not None:
         return new
@@ -115,7 +113,7 @@ def transform(node: Node, replace_node: Callable[[Node], Node | None]) -> Node:
             continue
         if value is not old:
             changes[name] = value
-    return dataclasses.replace(node, **changes) if changes else node     # type: ignore[type-var]
+    return replace(node, **changes) if changes else node     # type: ignore[type-var]
 
 # ------------------------------------------------------------------ expressions
 @dataclass(frozen=True, slots=True)

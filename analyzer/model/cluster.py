@@ -38,7 +38,7 @@ from typing import Any
 
 from ..cuda import ast as A
 from .evaluate import evaluate
-from .intrinsics import K, cluster_barrier
+from .intrinsics import INTRINSICS, K, cluster_barrier
 from .kernel import BufferStages
 from .kernel import KernelModel as Facts
 from .protocol import Barrier, ProtocolSim
@@ -47,8 +47,8 @@ from .trace import Event, Role, Trace
 
 RANK_CALL = "tl::block_rank_in_cluster"
 PAIR = 2
-_TWO_CTA_OPS = frozenset({"tl::tcgen05mma_ss", "tl::tcgen05mma_ts", "tl::tcgen05mma_ws_ss",
-                          "tl::tcgen05mma_blockscaled_ss", "tl::tcgen05_cp"})
+# tcgen05 operations that take `cta_group::2` (their `use_2cta` template argument): the table's
+_TWO_CTA_OPS = frozenset(n for n in INTRINSICS if n.startswith(("tl::tcgen05mma", "tl::tcgen05_cp")))
 
 
 def rank_prefix(rank: int) -> str:

@@ -19,9 +19,9 @@ from ..cuda.linemap import LineMap, Origin
 from .aliases import propagate_aliases
 from .asm_barriers import lower_asm_barriers
 from .definitions import Definitions
-from .evaluate import evaluate, interval
+from .evaluate import evaluate, interval, mentions
 from .index import KernelIndex
-from .intrinsics import SYNC_KINDS, K
+from .intrinsics import INTRINSICS, SYNC_KINDS, K
 from .shared import MBarrierArray, SharedBuffer, SharedLayout
 from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, is_runtime_bound, loop_bounds, pipeline_period
 
@@ -381,9 +381,11 @@ class KernelModel:
 
     @staticmethod
     def _named_count(call: A.Call) -> int:
-        if call.name not in ("tl::__sync_thread_partial", "tl::__named_barrier_arrive") or len(call.args) < 2:
+        intr = INTRINSICS.get(call.name)
+        if intr is None or intr.kind not in (K.NAMED_SYNC, K.NAMED_ARRIVE) or intr.count is None \
+                or len(call.args) <= intr.count:
             return 0
-        value = evaluate(call.args[1], {})
+        value = evaluate(call.args[intr.count], {})
         return value if isinstance(value, int) and 0 < value <= MAX_THREADS else 0
 
     @staticmethod
@@ -391,8 +393,7 @@ class KernelModel:
         cond = branch.cond
         if not isinstance(cond, A.Binary) or cond.op not in ("<", "<=", ">", ">="):
             return 0
-        if not any(isinstance(n, A.Member) and isinstance(n.base, A.Name) and n.base.ident == "threadIdx"
-                   and n.member == "x" for n in cond.left.walk()):
+        if not mentions(cond.left, {"threadIdx.x"}):
             return 0
         bound = evaluate(cond.right, {})
         if not isinstance(bound, int) or not 0 < bound < MAX_THREADS:

@@ -376,14 +376,20 @@ class MBarrierAnalysis:
 
     def _single_box(self, slots: dict[tuple, set[str]]) -> dict[tuple, int]:
         """The slots one TMA load fills (one call site at one offset), with the load's first byte."""
+        starts = self._box_starts
+        return {rng: next(iter(starts[rng])) for rng in slots if len(starts.get(rng, ())) == 1}
+
+    @functools.cached_property
+    def _box_starts(self) -> dict[tuple, set[int]]:
+        """Each slot's TMA load start bytes, over the kernel (walked once, not once per phase)."""
         starts: dict[tuple, set[int]] = {}
         for ev in self.model.trace.all_events():
             if ev.kind == K.TMA_LOAD and ev.offset is not None:
                 rng = self.model.byte_range(ev)
                 buf = self.model.buffers.get(ev.buffer or "")
-                if rng in slots and buf is not None:
+                if rng is not None and buf is not None:
                     starts.setdefault(rng, set()).add(buf.offset + ev.offset)
-        return {rng: next(iter(found)) for rng, found in starts.items() if len(found) == 1}
+        return starts
 
     def _exact_bytes(self, ev: Event) -> list[tuple[int, int]]:
         """The bytes (into its buffer) a read certainly touches: a wgmma operand's (its descriptors,

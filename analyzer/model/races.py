@@ -323,6 +323,7 @@ class CrossRoleRaces:
 
     def __init__(self, model: KernelModel) -> None:
         self.model = model
+        self._protocol: dict[frozenset[int], frozenset[tuple]] = {}   # `protocol_issues`, by trial
 
     @functools.cached_property
     def shared_buffers(self) -> frozenset[str]:
@@ -366,23 +367,26 @@ class CrossRoleRaces:
         treated as absent; a trial that hangs is not a removable barrier."""
         if not self.relevant:
             return {}, True
-        from .mbarrier import MBarrierAnalysis
-
-        analysis = self.model.mbarrier if isinstance(self.model.mbarrier, MBarrierAnalysis) else None
-        assert analysis is not None
-        sim = ProtocolSim(analysis, tx_known=False)
-        sim.disabled = disabled
-        sim.absent = frozenset(self.model.mixed_named)
+        sim = self._protocol_sim(disabled)
         recorder = RaceRecorder(sim, self.shared_buffers, self.shared_barriers)
         sim.recorder = recorder
-        issues = sim.run()
-        self._protocol[disabled] = frozenset((i.kind, id(i.event.node)) for i in issues if i.kind in _ORDERING)
+        self._record_protocol(disabled, sim.run())
         finished = all(pc >= len(t) for pc, t in zip(sim.pcs, sim.traces))
         return recorder.hazards, finished
 
-    @functools.cached_property
-    def _protocol(self) -> dict[frozenset[int], frozenset[tuple]]:
-        return {}
+    def _protocol_sim(self, disabled: frozenset[int]) -> ProtocolSim:
+        """A run of the roles with the barrier nodes in `disabled` treated as absent."""
+        from .mbarrier import MBarrierAnalysis
+
+        analysis = self.model.mbarrier
+        assert isinstance(analysis, MBarrierAnalysis)
+        sim = ProtocolSim(analysis, tx_known=False)
+        sim.disabled = disabled
+        sim.absent = frozenset(self.model.mixed_named)
+        return sim
+
+    def _record_protocol(self, disabled: frozenset[int], issues: list) -> None:
+        self._protocol[disabled] = frozenset((i.kind, id(i.event.node)) for i in issues if i.kind in _ORDERING)
 
     def protocol_issues(self, disabled: frozenset[int] = frozenset()) -> frozenset[tuple]:
         """The ordering issues of the mbarrier protocol (a read of a TMA-written slot before its
@@ -394,11 +398,7 @@ class CrossRoleRaces:
             if self.relevant:
                 self.simulate(disabled)
             else:           # no plain access two roles share: the protocol run alone
-                sim = ProtocolSim(self.model.mbarrier, tx_known=False)
-                sim.disabled = disabled
-                sim.absent = frozenset(self.model.mixed_named)
-                self._protocol[disabled] = frozenset(
-                    (i.kind, id(i.event.node)) for i in sim.run() if i.kind in _ORDERING)
+                self._record_protocol(disabled, self._protocol_sim(disabled).run())
         return self._protocol.get(disabled, frozenset())
 
     @functools.cached_property

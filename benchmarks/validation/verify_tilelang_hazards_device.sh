@@ -9,17 +9,7 @@
 # Writes $OUT/verify_<case>.json, .log and an evidence tarball per case.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-mkdir -p /tmp/site
-[ -d /tmp/site/tilelang ] || tar -C /tmp/site -xJf .carry/site312.tar.xz || exit 2
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 PIPELINT_CACHE_DIR=/tmp/pipelint-cache
-rm -rf /tmp/plpkg && mkdir -p /tmp/plpkg/pipelint          # the package as setup.py maps it
-cp -r analyzer/. /tmp/plpkg/pipelint/
-ln -s "$PWD/plugins" /tmp/plpkg/pipelint/plugins
-ln -s "$PWD/grammars" /tmp/plpkg/pipelint/grammars
-ln -s "$PWD/docs/rules" /tmp/plpkg/pipelint/rule_docs
-cp pyproject.toml /tmp/plpkg/
-export PYTHONPATH=/tmp/plpkg:$PYTHONPATH
-out=${OUT:-/tmp/out}; mkdir -p "$out"
+. benchmarks/validation/device_env.sh
 H=tests/fixtures/handwritten
 C=tests/fixtures/causes
 window_ref='lambda A, B: torch.stack([sum(A[k*32:(k+1)*32].float().T @ B[k*32:(k+1)*32].float() for k in range(max(0, b - 3), b + 1)) for b in range(8)])'
