@@ -29,7 +29,7 @@ from pipelint.model.intrinsics import EventKind as K
 from pipelint.model.intrinsics import HazardKind as H
 from pipelint.model.placement import contains, point, statement_before, statement_of
 from pipelint.model.presburger import meeting_condition
-from pipelint.model.threads import describe
+from pipelint.model.threads import TILED, describe
 from pipelint.model.trace import Event
 
 RULES = (
@@ -80,13 +80,16 @@ RULES = (
          rationale="Unknown is never a reason for an error, and never silent: the note names what was not "
                    "checked so a clean report is not mistaken for a proof."),
     Rule("launch-assumed", "LaunchAssumed",
-         "Accesses that meet only in a block past the end of the data: taken as not launched",
-         "Two threads touch common shared bytes only for argument values and block indices that put "
+         "Accesses that meet only under a launch that does not fit the data: taken as not launched",
+         "Two threads touch common bytes only for argument values and block indices that put "
          "the whole block past the rows the kernel's global accesses are guarded to (`blockIdx.x * 64 "
-         "+ row < T_seq`). TileLang launches `ceildiv(T_seq, 64)` blocks, so no such block runs; "
-         "pipelint takes the launch to cover the data and no more, and says where it did.",
-         Severity.NOTE, "Nothing to fix for a launch that covers the data; a launch with more blocks "
-         "races at the lines named.", ("coverage",),
+         "+ row < T_seq`), or only at two iterations of a loop whose stride is a kernel argument "
+         "(`m[Br * i + threadIdx.x]`), which needs the stride below what one iteration's threads "
+         "touch (`blockDim.x > Br`). TileLang launches `ceildiv(T_seq, 64)` blocks, and a kernel "
+         "tiled by `Br` is launched with blocks that fit the tile, so neither happens; pipelint takes "
+         "the launch to fit the data and no more, and says where it did.",
+         Severity.NOTE, "Nothing to fix for a launch that fits the data; a launch with more blocks, or "
+         "with more threads than a tile's stride, races at the lines named.", ("coverage",),
          rationale="Kernel arguments are parameters of the access sets, and the launch grid is not in the "
                    "kernel text: the guards of its global accesses are what the text says about it. An "
                    "assumption the verdict rests on is stated, never silent."),
@@ -130,12 +133,24 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
 def _assumed(kernel: KernelModel, path: str, pairs: list) -> Finding:
     """One note for the pairs decided by the launch's range guards (`model.launch`)."""
     pairs.sort(key=lambda o: (o.first.span.line, o.second.span.line))
-    shown = "; ".join(f"lines {o.first.span.line} and {o.second.span.line} where {o.condition}" for o in pairs[:4])
-    more = f"; and {len(pairs) - 4} more" if len(pairs) > 4 else ""
-    return make_finding(_R["launch-assumed"], path, kernel, pairs[0].second,
-                        f"{len(pairs)} pair(s) of shared accesses meet only in a block past the rows its global "
-                        f"accesses are guarded to, taken as not launched: {shown}{more}",
+    tiled = [o for o in pairs if o.condition.startswith(TILED)]
+    ranged = [o for o in pairs if not o.condition.startswith(TILED)]
+    parts = []
+    if ranged:
+        parts.append(f"{len(ranged)} pair(s) of accesses meet only in a block past the rows its global accesses "
+                     f"are guarded to, taken as not launched: {_lines(ranged)}")
+    if tiled:
+        parts.append(f"{len(tiled)} pair(s) of accesses meet only at two iterations of a loop whose stride is a "
+                     f"kernel argument, where the stride is below what one iteration's threads touch; taken as "
+                     f"tiles the block fits: {_lines(tiled, len(TILED), '(loop over ', ')')}")
+    return make_finding(_R["launch-assumed"], path, kernel, pairs[0].second, "; ".join(parts),
                         [(o.first, "other access") for o in pairs[:3]])
+
+
+def _lines(pairs: list, skip: int = 0, where: str = "where ", end: str = "") -> str:
+    shown = "; ".join(f"lines {o.first.span.line} and {o.second.span.line} {where}{o.condition[skip:]}{end}"
+                      for o in pairs[:4])
+    return shown + (f"; and {len(pairs) - 4} more" if len(pairs) > 4 else "")
 
 
 def _distinct(hazards: list[Hazard]) -> Iterator[Hazard]:

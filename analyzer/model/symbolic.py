@@ -107,19 +107,28 @@ class _Side:
     """One access's terms: its thread, its loop variables (fresh per side) and its constants."""
 
     def __init__(self, recipe: LaneRecipe, tag: str, opaque: Mapping[object, int],
-                 symbolic_points: bool = False) -> None:
-        z3 = _z3()
+                 symbolic_points: bool = False, ints: bool = False, shared: frozenset[str] = frozenset()) -> None:
         self.recipe = recipe
         self.tag = tag
         self.opaque = opaque
-        self.t = z3.BitVec(f"t{tag}", BITS)
-        self.loops = {name: z3.BitVec(f"{name}#{tag}", BITS) for name, _ in recipe.ranges}
+        self.ints = ints          # integers (no overflow: C's signed arithmetic), not bit-vectors
+        self.t = self.var(f"t{tag}")
+        # a loop in `shared` is at one iteration on both sides (one variable for both)
+        self.loops = {name: self.var(f"{name}#{'=' if name in shared else tag}") for name, _ in recipe.ranges}
         self.fixed = dict(recipe.points)
         # the outer loops' values as symbols, fixed per question (`_side`): one translation serves
         # every iteration of a statement; a local array's slot (`x[3]`) stays a constant
-        self.points = {name: z3.BitVec(f"{name}@{tag}", BITS) for name in self.fixed
+        self.points = {name: self.var(f"{name}@{tag}") for name in self.fixed
                        if symbolic_points and name.isidentifier()} if symbolic_points else {}
         self.params: dict[str, Any] = {}    # launch values and kernel arguments the terms read
+
+    def var(self, name: str) -> Any:
+        z3 = _z3()
+        return z3.Int(name) if self.ints else z3.BitVec(name, BITS)
+
+    def const(self, value: int) -> Any:
+        z3 = _z3()
+        return z3.IntVal(value) if self.ints else z3.BitVecVal(value, BITS)
 
     def param(self, name: str) -> Any:
         """A launch value (`blockIdx.x`: 0 and up) or a kernel argument (`k_T`: an `int`), in
@@ -127,12 +136,12 @@ class _Side:
         block index be negative, and `bx < 2 ? bx : bx - 2` reach below zero."""
         found = self.params.get(name)
         if found is None:
-            found = self.params[name] = _z3().BitVec(name, BITS)
+            found = self.params[name] = self.var(name)
         return found
 
     def constraints(self) -> list[Any]:
         z3 = _z3()
-        out = [_member(self.t, self.recipe.threads)]
+        out = [_member(self.t, self.recipe.threads, self.ints)]
         for name, v in self.params.items():
             lo, hi = INT_RANGE if name.startswith("k_") else (0, INT_RANGE[1])
             out.append(z3.And(v >= lo, v <= hi))
@@ -154,7 +163,7 @@ class _Translator:
         if side.opaque and not isinstance(expr, (A.Number, A.Name)):
             fixed = side.opaque.get(shape_of(expr))
             if fixed is not None:
-                return _z3().BitVecVal(fixed, BITS)
+                return side.const(fixed)
         name = builtin_name(expr) if isinstance(expr, (A.Cast, A.Member)) else (
             expr.ident if isinstance(expr, A.Name) and not expr.scope else None)
         if name is not None:
@@ -170,21 +179,26 @@ class _Translator:
             if not number.is_integer():
                 raise Untranslatable("float")
             number = int(number)
-        return _z3().BitVecVal(number, BITS)
+        return self.side.const(number)
 
     def cast(self, expr: A.Cast) -> Any:
         return self.term(expr.operand)
 
     def binary_node(self, expr: A.Binary) -> Any:
-        return self.binary(expr.op, self.term(expr.left), self.term(expr.right))
+        a, b = self.term(expr.left), self.term(expr.right)
+        if self.side.ints:
+            return _int_binary(expr.op, a, b)
+        return self.binary(expr.op, a, b)
 
     def unary(self, expr: A.Unary) -> Any:
         if expr.postfix or expr.op not in ("-", "+", "~", "!"):
             raise Untranslatable("Unary")
         inner = self.term(expr.operand)
         if expr.op == "!":
-            return _z3().If(inner == 0, _one(), _zero())
-        return -inner if expr.op == "-" else (~inner if expr.op == "~" else inner)
+            return _z3().If(inner == 0, self.side.const(1), self.side.const(0))
+        if expr.op == "~":
+            return -inner - 1 if self.side.ints else ~inner     # two's complement: ~a == -a - 1
+        return -inner if expr.op == "-" else inner
 
     def ternary(self, expr: A.Ternary) -> Any:
         return _z3().If(self.term(expr.cond) != 0, self.term(expr.then), self.term(expr.other))
@@ -193,16 +207,15 @@ class _Translator:
         """A local array's slot whose value the point fixes (`x[3]`); memory is not a term."""
         z3 = _z3()
         if isinstance(expr.base, A.Name) and not expr.base.scope:
-            index = z3.simplify(self.term(expr.index))
-            if not z3.is_bv_value(index) and self.side.points:
+            index = _constant(z3.simplify(self.term(expr.index)))
+            if index is None and self.side.points:
                 raise _Concrete()              # a slot chosen by an outer loop: translate per iteration
-            key = f"{expr.base.ident}[{index.as_signed_long()}]" if z3.is_bv_value(index) else None
+            key = f"{expr.base.ident}[{index}]" if index is not None else None
             if key in self.side.fixed:
-                return z3.BitVecVal(self.side.fixed[key], BITS)
+                return self.side.const(self.side.fixed[key])
         raise Untranslatable("Index")
 
     def name(self, name: str) -> Any:
-        z3 = _z3()
         side = self.side
         if name == "threadIdx.x":
             return side.t
@@ -211,7 +224,7 @@ class _Translator:
         if name in side.points:
             return side.points[name]
         if name in side.fixed:
-            return z3.BitVecVal(side.fixed[name], BITS)
+            return side.const(side.fixed[name])
         if name in _UNIFORM:
             return side.param(name)                # one symbol for both threads: one block
         if name in side.recipe.uniform:
@@ -230,18 +243,18 @@ class _Translator:
         values = []
         for i, d in enumerate(defaults):
             if i < len(args):
-                v = z3.simplify(self.term(args[i]))
-                if not z3.is_bv_value(v):
+                n = _constant(z3.simplify(self.term(args[i])))
+                if n is None:
                     raise Untranslatable("a thread-index argument that is not a constant")
-                n = v.as_signed_long()
                 values.append(n if n > 0 else d)
             else:
                 values.append(d)
         t = self.side.t
         a0 = values[0] if values else 0
         a1 = values[1] if len(values) > 1 else 0
-        table = {"t": lambda: t, "t % a0": lambda: z3.SRem(t, a0), "t // a0": lambda: t / a0,
-                 "t // (a0 * a1)": lambda: t / (a0 * a1), "t // 32": lambda: t / 32, "t % 32": lambda: z3.SRem(t, 32),
+        rem = (lambda a, b: a % b) if self.side.ints else z3.SRem      # t >= 0: one meaning
+        table = {"t": lambda: t, "t % a0": lambda: rem(t, a0), "t // a0": lambda: t / a0,
+                 "t // (a0 * a1)": lambda: t / (a0 * a1), "t // 32": lambda: t / 32, "t % 32": lambda: rem(t, 32),
                  "t // 128": lambda: t / 128}
         if formula not in table:
             raise Untranslatable(formula)
@@ -278,6 +291,69 @@ class _Translator:
         raise Untranslatable(op)
 
 
+def _int_binary(op: str, a: Any, b: Any) -> Any:
+    """C's integer operators on unbounded integers (signed overflow is undefined behaviour, so a
+    kernel's index arithmetic never wraps): truncating `/` and `%`, shifts by constants as
+    products and floor divisions, `&` by a mask 2^k - 1 as the residue modulo 2^k (exact in two's
+    complement).  Other bitwise operations raise `Untranslatable` (the bit-vectors take them)."""
+    z3 = _z3()
+    if op in ("+", "-", "*"):
+        return a + b if op == "+" else (a - b if op == "-" else a * b)
+    if op in ("/", "%"):
+        q = _trunc_div(a, b)
+        return q if op == "/" else a - b * q
+    if op in ("<<", ">>", "&"):
+        return _int_bits(op, a, b)
+    cmp = _INT_COMPARISONS.get(op)
+    if cmp is None:
+        raise Untranslatable(op)
+    return z3.If(cmp(a, b), z3.IntVal(1), z3.IntVal(0))
+
+
+_INT_COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, ">": lambda a, b: a > b,
+    "<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b,
+    "&&": lambda a, b: _z3().And(a != 0, b != 0), "||": lambda a, b: _z3().Or(a != 0, b != 0)}
+
+
+def _int_bits(op: str, a: Any, b: Any) -> Any:
+    """Shifts by a constant and `&` by a mask, as integers."""
+    z3 = _z3()
+    k = _constant(z3.simplify(b))
+    if op in ("<<", ">>"):
+        if k is None or not 0 <= k < 63:
+            raise Untranslatable(f"`{op}` by a variable")
+        return a * (1 << k) if op == "<<" else a / (1 << k)      # z3's div floors for a positive divisor
+    mask = k if k is not None else _constant(z3.simplify(a))
+    other = a if k is not None else b
+    if mask is None or mask < 0 or mask & (mask + 1):
+        raise Untranslatable("`&` by a value that is not a mask")
+    return other % (mask + 1)
+
+
+def _trunc_div(a: Any, b: Any) -> Any:
+    """C's `a / b` (toward zero) from z3's integer division (the remainder is never negative)."""
+    z3 = _z3()
+    k = _constant(z3.simplify(b))
+    if k is not None and k > 0:
+        return z3.If(a >= 0, a / k, -((-a) / k))
+    return z3.If((a >= 0) == (b > 0), abs_(a) / abs_(b), -(abs_(a) / abs_(b)))
+
+
+def abs_(a: Any) -> Any:
+    return _z3().If(a >= 0, a, -a)
+
+
+def _constant(term: Any) -> int | None:
+    """The value of a simplified term that is a constant (either sort), else None."""
+    z3 = _z3()
+    if z3.is_bv_value(term):
+        return int(term.as_signed_long())
+    if z3.is_int_value(term):
+        return int(term.as_long())
+    return None
+
+
 _TERMS: dict[type, Callable[[_Translator, Any], Any]] = {
     A.Number: _Translator.number, A.Cast: _Translator.cast, A.Call: _Translator.call,
     A.Binary: _Translator.binary_node, A.Unary: _Translator.unary, A.Ternary: _Translator.ternary,
@@ -307,7 +383,7 @@ def runs(threads: int) -> list[tuple[int, int]]:
     return out
 
 
-def _member(t: Any, threads: int) -> Any:
+def _member(t: Any, threads: int, ints: bool = False) -> Any:
     """`t` is one of the threads of a set: a union of runs, or a residue pattern when the set is
     periodic (`threadIdx.x % 4 == 0` is one constraint, not 256 runs)."""
     z3 = _z3()
@@ -324,7 +400,7 @@ def _member(t: Any, threads: int) -> Any:
         pattern = (threads >> lo) & ((1 << period) - 1)
         if all(((threads >> (lo + k)) & ((1 << period) - 1)) == pattern for k in range(0, hi - lo, period)):
             residues = [r for r in range(period) if (pattern >> r) & 1]
-            rel = z3.URem(t - lo, period)
+            rel = (t - lo) % period if ints else z3.URem(t - lo, period)
             return z3.And(bounded, z3.Or(*[rel == r for r in residues]))
     return z3.Or(*[z3.And(t >= a, t < b) for a, b in spans])
 
@@ -344,19 +420,21 @@ def _guards(side: _Side) -> tuple[list[Any], bool]:
 
 def cross_thread(a: LaneRecipe, b: LaneRecipe, shift: int = 0, opaque: Mapping[object, int] | None = None,
                  values: tuple[A.Expr | None, A.Expr | None] | None = None,
-                 warp_mask: int | None = None, any_threads: bool = False) -> tuple[bool | None, Witness | None]:
+                 warp_mask: int | None = None, any_threads: bool = False,
+                 shared: frozenset[str] = frozenset()) -> tuple[bool | None, Witness | None]:
     """Whether a byte of `a` belongs to one thread and of `b` to a different one (see the module
     docstring), with a witness when it does; `any_threads`: or to the same one (an asynchronous
     copy still in flight races with its own thread's later store).  `values`: the stored values of two writes; then
     only collisions whose values differ count (two threads storing the same value do not race).
     `warp_mask`: a `__syncwarp(mask)` both passed in between orders the pairs of one warp whose
-    lanes are both in the mask; they do not count.
+    lanes are both in the mask; they do not count.  `shared`: loops both accesses are in, asked
+    at one iteration for both (`model.threads.tile_assumption`).
     """
     if not available():
         return None, None
     with _LOCK:
         try:
-            return _decide(a, b, shift, opaque or {}, values, warp_mask, any_threads)
+            return _decide(a, b, shift, opaque or {}, values, warp_mask, any_threads, shared)
         except (Untranslatable, _Concrete):     # a value at a slot no constant names: undecided
             return None, None
         except _z3().Z3Exception:
@@ -367,21 +445,22 @@ _SIDES: dict[tuple, tuple[_Side, Any, list[Any]] | Untranslatable] = {}
 _KEEP: list[object] = []          # keeps the nodes behind cached ids alive
 
 
-def _side(recipe: LaneRecipe, tag: str, opaque: Mapping[object, int]) -> tuple[_Side, Any, list[Any]]:
+def _side(recipe: LaneRecipe, tag: str, opaque: Mapping[object, int],
+          ints: bool = False, shared: frozenset[str] = frozenset()) -> tuple[_Side, Any, list[Any]]:
     """One access's terms: its side, the first byte it touches and its constraints (threads,
     walked ranges, guards, the outer loops' values), translated once per statement and side (a
     statement meets many others, at every iteration: the values are constraints, not terms)."""
     base = (id(recipe.index), recipe.elem, recipe.width, recipe.ranges, recipe.threads,
-            tuple((id(g), p) for g, p in recipe.guards), tag, frozen_values(opaque))
+            tuple((id(g), p) for g, p in recipe.guards), tag, frozen_values(opaque), ints, shared)
     slots = tuple(p for p in recipe.points if not p[0].isidentifier())
     found = _SIDES.get((base, slots)) or _SIDES.get((base, recipe.points))
     if found is None:
         try:
             try:
-                found = _translate(recipe, tag, opaque, True)
+                found = _translate(recipe, tag, opaque, True, ints, shared)
                 key = (base, slots)
             except _Concrete:
-                found = _translate(recipe, tag, opaque, False)
+                found = _translate(recipe, tag, opaque, False, ints, shared)
                 key = (base, recipe.points)
         except Untranslatable as exc:
             found, key = exc, (base, slots)
@@ -400,8 +479,9 @@ def _side(recipe: LaneRecipe, tag: str, opaque: Mapping[object, int]) -> tuple[_
 
 
 def _translate(recipe: LaneRecipe, tag: str, opaque: Mapping[object, int],
-               symbolic_points: bool) -> tuple[_Side, Any, list[Any]]:
-    side = _Side(recipe, tag, opaque, symbolic_points)
+               symbolic_points: bool, ints: bool = False,
+               shared: frozenset[str] = frozenset()) -> tuple[_Side, Any, list[Any]]:
+    side = _Side(recipe, tag, opaque, symbolic_points, ints, shared)
     start = side.term(recipe.index) * recipe.elem
     guards, _ = _guards(side)          # a guard that does not translate is left free
     fixed = [*side.constraints(), *guards, side.t >= 0, side.t < MAX_BLOCK]
@@ -409,12 +489,47 @@ def _translate(recipe: LaneRecipe, tag: str, opaque: Mapping[object, int],
     return side, start, fixed
 
 
+def _nonlinear(recipes: tuple[LaneRecipe, ...], values: tuple[A.Expr | None, A.Expr | None] | None) -> bool:
+    """Whether an index, guard or value multiplies (or divides by) two values that are not
+    constants (`tx * d` with a kernel argument `d`).  Bit-blasting such a product of two 64-bit
+    vectors takes z3 seconds; as integers (nonlinear arithmetic) it takes milliseconds, and C's
+    signed arithmetic has no overflow to model."""
+    exprs = [e for r in recipes for e in (r.index, *(g for g, _ in r.guards))]
+    exprs += [v for v in values or () if v is not None]
+    for expr in exprs:
+        for node in expr.walk():
+            if isinstance(node, A.Binary) and node.op in ("*", "/", "%") and not _literal(node.right) and (
+                    node.op != "*" or not _literal(node.left)):
+                return True
+    return False
+
+
+def _literal(expr: A.Expr) -> bool:
+    """A number, through casts and parentheses."""
+    while isinstance(expr, A.Cast):
+        expr = expr.operand
+    return isinstance(expr, A.Number)
+
+
 def _decide(a: LaneRecipe, b: LaneRecipe, shift: int, opaque: Mapping[object, int],
             values: tuple[A.Expr | None, A.Expr | None] | None,
-            warp_mask: int | None = None, any_threads: bool = False) -> tuple[bool | None, Witness | None]:
+            warp_mask: int | None = None, any_threads: bool = False,
+            shared: frozenset[str] = frozenset()) -> tuple[bool | None, Witness | None]:
+    if _nonlinear((a, b), values):
+        try:
+            return _decide_in(a, b, shift, opaque, values, warp_mask, any_threads, True, shared)
+        except Untranslatable:           # a bitwise operation besides: the bit-vectors take it
+            pass
+    return _decide_in(a, b, shift, opaque, values, warp_mask, any_threads, False, shared)
+
+
+def _decide_in(a: LaneRecipe, b: LaneRecipe, shift: int, opaque: Mapping[object, int],
+               values: tuple[A.Expr | None, A.Expr | None] | None,
+               warp_mask: int | None, any_threads: bool, ints: bool,
+               shared: frozenset[str] = frozenset()) -> tuple[bool | None, Witness | None]:
     z3 = _z3()
-    sa, start_a, fixed_a = _side(a, "a", opaque)
-    sb, start_b, fixed_b = _side(b, "b", opaque)
+    sa, start_a, fixed_a = _side(a, "a", opaque, ints, shared)
+    sb, start_b, fixed_b = _side(b, "b", opaque, ints, shared)
     start_b = start_b + shift
     solver = z3.Solver()
     solver.set("timeout", TIMEOUT_MS)
@@ -422,10 +537,7 @@ def _decide(a: LaneRecipe, b: LaneRecipe, shift: int, opaque: Mapping[object, in
         solver.add(sa.t != sb.t)
     solver.add(*fixed_a, *fixed_b, start_a < start_b + b.width, start_b < start_a + a.width)
     if warp_mask is not None:
-        mask = z3.BitVecVal(warp_mask, BITS)
-        lane_a, lane_b = z3.URem(sa.t, 32), z3.URem(sb.t, 32)
-        solver.add(z3.Not(z3.And(sa.t / 32 == sb.t / 32, z3.LShR(mask, lane_a) & 1 == 1,
-                                 z3.LShR(mask, lane_b) & 1 == 1)))
+        solver.add(z3.Not(_warp_ordered(sa.t, sb.t, warp_mask, ints)))
     if values is not None:
         va, vb = values
         if va is None or vb is None:
@@ -439,12 +551,25 @@ def _decide(a: LaneRecipe, b: LaneRecipe, shift: int, opaque: Mapping[object, in
     m = solver.model()
 
     def val(x: Any) -> int:
-        return m.eval(x, model_completion=True).as_signed_long()
+        found = _constant(m.eval(x, model_completion=True))
+        assert found is not None
+        return found
 
     witness = Witness((val(sa.t), val(sb.t)),
                       ({n: val(v) for n, v in sa.loops.items()}, {n: val(v) for n, v in sb.loops.items()}),
                       max(val(start_a), val(start_b)))
     return True, witness
+
+
+def _warp_ordered(t: Any, u: Any, mask: int, ints: bool) -> Any:
+    """Threads `t` and `u` are lanes of one warp that are both in a `__syncwarp(mask)`'s mask."""
+    z3 = _z3()
+    if ints:
+        lanes = [lane for lane in range(32) if (mask >> lane) & 1]
+        return z3.And(t / 32 == u / 32, z3.Or(*[t % 32 == lane for lane in lanes]),
+                      z3.Or(*[u % 32 == lane for lane in lanes]))
+    bits = z3.BitVecVal(mask, BITS)
+    return z3.And(t / 32 == u / 32, z3.LShR(bits, z3.URem(t, 32)) & 1 == 1, z3.LShR(bits, z3.URem(u, 32)) & 1 == 1)
 
 
 class _FreeSide(_Side):
@@ -456,6 +581,7 @@ class _FreeSide(_Side):
         self.recipe = None  # type: ignore[assignment]
         self.tag = "c"
         self.opaque = opaque
+        self.ints = False
         self.t = z3.BitVec("t#c", BITS)
         self.loops = {}
         self.fixed = {k: v for k, v in env.items() if isinstance(v, int)}

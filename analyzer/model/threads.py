@@ -217,6 +217,10 @@ def _decided(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int, warp_mask: int
         else:
             verdict, witness = decide(a, b, shift, opaque, warp_mask=warp_mask, any_threads=any_threads)
             found = (verdict, witness.outside if witness is not None and verdict is False else None)
+            if verdict is True and a.launch is not None:
+                tiled = tile_assumption(a, b, shift, opaque, warp_mask, any_threads)
+                if tiled is not None:
+                    found = (False, tiled)
         if len(_CROSS) > 1 << 17:
             _CROSS.clear()
         _CROSS[key] = found
@@ -224,6 +228,54 @@ def _decided(a: LaneRecipe, b: LaneRecipe, evaluator, shift: int, warp_mask: int
     if found[1] is not None and a.launch is not None:
         a.launch.record(a.index, b.index, found[1])     # every model that asks says what it assumed
     return found[0]
+
+
+TILED = "tiled: "          # an `Outside` condition that is the tiling assumption, not a range guard
+
+
+def tile_assumption(a: LaneRecipe, b: LaneRecipe, shift: int, opaque: Any, warp_mask: int | None,
+                    any_threads: bool) -> str | None:
+    """Where two accesses meet only at two different iterations of a loop whose stride is a
+    kernel argument (`m[Br * i + tx]`, `O[Bc * d * i + tx * d + x]`), the words of that
+    assumption; else None.
+
+    Such a loop walks tiles: iteration `i` covers rows `[Br * i, Br * i + Br)` and the thread
+    index is the column, so two iterations touch common bytes only where the stride is smaller
+    than what one iteration's threads touch (`blockDim.x > Br`).  The kernel text does not say
+    how the host relates the block size to `Br`, any more than it says how many blocks it
+    launches (`model.launch`): pipelint takes the launch to fit the tile, and says so in a note
+    (`launch-assumed`), never silently.  A stride that is a constant is checked, not assumed."""
+    loops = _strided(a) & _strided(b)
+    if not loops:
+        return None
+    from .symbolic import cross_thread as solve
+
+    verdict, _ = solve(a, b, shift, opaque, None, warp_mask, any_threads, shared=frozenset(loops))
+    if verdict is not False:
+        return None
+    return TILED + ", ".join(f"`{n}`" for n in sorted(loops))
+
+
+def _strided(recipe: LaneRecipe) -> set[str]:
+    """The walked loops whose variable an index multiplies by a value that is not a constant."""
+    names = {n for n, _ in recipe.ranges}
+    found: set[str] = set()
+    if not names:
+        return found
+    for node in recipe.index.walk():
+        if isinstance(node, A.Binary) and node.op == "*" and not _literal(node.left) and not _literal(node.right):
+            found |= names & (_loop_names(node.left) | _loop_names(node.right))
+    return found
+
+
+def _loop_names(expr: A.Expr) -> set[str]:
+    return {n.ident for n in expr.walk() if isinstance(n, A.Name) and not n.scope}
+
+
+def _literal(expr: A.Expr) -> bool:
+    while isinstance(expr, A.Cast):
+        expr = expr.operand
+    return isinstance(expr, A.Number)
 
 
 _WIDE: dict[tuple, tuple] = {}

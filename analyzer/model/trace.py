@@ -700,7 +700,11 @@ class TraceBuilder:
         unrolled loops are reached many times)."""
         key = id(loop)
         if key not in self._headers:
-            self._headers[key] = _loop_header(loop, self.runtime_trip)
+            # the scenario's count is the count of the loops that synchronise (`KernelModel.
+            # runtime_loops`); a data loop with a run-time bound (`for (x = 0; x < d; ++x)`) is a
+            # symbol: its variable ranges over [start, end) in the sets (`_Walk.walk_symbolic`)
+            trip = self.runtime_trip if self.kinds.of(loop.body) & SYNC_KINDS else None
+            self._headers[key] = _loop_header(loop, trip)
         return self._headers[key]
 
     def barrier_selectors(self) -> tuple[A.Expr, ...]:
@@ -886,6 +890,8 @@ class _RoleWalker:
     def walk_once(self, loop: A.For, header: tuple[str, int, int] | None, env: dict, mult: int,
                   it: tuple, guarded: bool) -> None:
         """One walk stands for every iteration; footprints range over all of them."""
+        if header is None and self.walk_symbolic(loop, env, mult, it, guarded):
+            return
         if header is None or header[2] <= 0:
             self.stmt(loop.body, env, mult, it, guarded)
             return
@@ -901,6 +907,43 @@ class _RoleWalker:
             self.ranges.pop(var, None)
         else:
             self.ranges[var] = saved
+
+    def walk_symbolic(self, loop: A.For, env: dict, mult: int, it: tuple, guarded: bool) -> bool:
+        """A loop whose count is only known at run time, walked once with its variable as a symbol
+        (issue 31, item 5): it ranges over the interval its bounds allow, under the guards
+        `start <= v` and `v < end`, so that `Qi[tx * d + x]` with `x < d` is one row per thread
+        for every `d`.  False where a bound has no interval (it reads memory)."""
+        bounds = loop_bounds(loop)
+        if bounds is None:
+            return False
+        var, start, end, inclusive = (bounds[0], self.substituted(bounds[1]), self.substituted(bounds[2]),
+                                      bounds[3])
+        names = set(_names_of(start)) | set(_names_of(end))
+        ranges = launch_ranges({n for n in names if n not in env and n not in self.ranges}, self.b.uniform)
+        ranges.update((n, self.ranges[n]) for n in names if n in self.ranges)
+        low, high = interval(start, env, ranges), interval(end, env, ranges)
+        if low is None or high is None or var in env:
+            return False
+        last = high[1] - (0 if inclusive else 1)
+        if last < low[0]:
+            return True           # no launch runs it
+        span = loop.span
+        saved = self.ranges.get(var)
+        self.ranges[var] = (low[0], last)
+        guards = [(A.Binary(">=", A.Name(var, span), start, span), True),
+                  (A.Binary("<=" if inclusive else "<", A.Name(var, span), end, span), True)]
+        self.guards.extend(guards)
+        self.once_stack.append(id(loop))
+        try:
+            self.stmt(loop.body, env, mult, it, guarded)
+        finally:
+            self.once_stack.pop()
+            del self.guards[len(self.guards) - len(guards):]
+            if saved is None:
+                self.ranges.pop(var, None)
+            else:
+                self.ranges[var] = saved
+        return True
 
     def if_stmt(self, s: A.If, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         cond = self.substituted(s.cond)
