@@ -153,6 +153,7 @@ def analyze_source(path: str, source: str, host: PluginHost,
     """Parse, model and check one file (only the checks of `enabled` rules; None: all); also
     return the kernel models built.  Race errors carry their witness (`pipelint.witness`)."""
     from .model import KernelModel
+    from .model.inline import helpers_of
 
     models: list = []
     try:
@@ -164,9 +165,10 @@ def analyze_source(path: str, source: str, host: PluginHost,
     kernels = parsed.unit.kernels()
     if not kernels and path.endswith(".cu"):
         findings.append(_file_finding(NO_KERNEL, path, "no __global__ kernel with a body in this file"))
+    helpers = helpers_of(parsed.unit)       # the file's __device__ functions, inlined at their calls
     for func in kernels:
         try:
-            model = KernelModel(func, parsed.lines, parsed.registry)
+            model = KernelModel(func, parsed.lines, parsed.registry, helpers=helpers)
         except (MemoryError, RecursionError):
             raise                   # over the file's budget: analysis-limit
         except Exception as exc:  # noqa: BLE001 - a model bug must not lose other files

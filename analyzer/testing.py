@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .findings import Finding, ToolError
 from .model import KernelModel
+from .model.inline import helpers_of
 
 if TYPE_CHECKING:
     from .pluginhost import PluginHost
@@ -76,7 +77,8 @@ def kernel_models(source: str | Path) -> list[KernelModel]:
 
     text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
     parsed = parse(text)
-    return [KernelModel(func, parsed.lines, parsed.registry) for func in parsed.unit.kernels()]
+    helpers = helpers_of(parsed.unit)
+    return [KernelModel(func, parsed.lines, parsed.registry, helpers=helpers) for func in parsed.unit.kernels()]
 
 
 def rules_and_lines(findings: Iterable[Finding]) -> set[tuple[str, int]]:

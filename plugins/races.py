@@ -125,13 +125,24 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
     if undecided:
         out.append(_undecided(kernel, path, undecided, parsed.source))
     launch = kernel.trace.launch
-    if launch is not None and launch.outside:
-        out.append(_assumed(kernel, path, list(launch.outside.values())))
+    pairs = list(launch.outside.values()) if launch is not None else []
+    if pairs or kernel.layout.regions:
+        out.append(_assumed(kernel, path, pairs))
     return out
 
 
 def _assumed(kernel: KernelModel, path: str, pairs: list) -> Finding:
-    """One note for the pairs decided by the launch's range guards (`model.launch`)."""
+    """One note for what the verdicts assumed about the launch: the pairs decided by its range
+    guards (`model.launch`) or by the tiles it fits (`model.threads.tile_assumption`), and the
+    shared regions at run-time offsets taken as disjoint (`SharedLayout.regions`)."""
+    regions = kernel.layout.regions
+    if not pairs:
+        names = ", ".join(f"`{name}`" for name in regions)
+        first = next(iter(regions.values()))
+        return make_finding(_R["launch-assumed"], path, kernel, first,
+                            f"{len(regions)} pointer(s) into shared memory at a run-time offset ({names}) are "
+                            f"taken as disjoint regions of their array, each the tile its accesses stay in",
+                            [(d, "region") for d in list(regions.values())[1:3]])
     pairs.sort(key=lambda o: (o.first.span.line, o.second.span.line))
     tiled = [o for o in pairs if o.condition.startswith(TILED)]
     ranged = [o for o in pairs if not o.condition.startswith(TILED)]
@@ -143,6 +154,9 @@ def _assumed(kernel: KernelModel, path: str, pairs: list) -> Finding:
         parts.append(f"{len(tiled)} pair(s) of accesses meet only at two iterations of a loop whose stride is a "
                      f"kernel argument, where the stride is below what one iteration's threads touch; taken as "
                      f"tiles the block fits: {_lines(tiled, len(TILED), '(loop over ', ')')}")
+    if regions:
+        parts.append(f"{len(regions)} pointer(s) into shared memory at a run-time offset "
+                     f"({', '.join(f'`{name}`' for name in regions)}) are taken as disjoint regions of their array")
     return make_finding(_R["launch-assumed"], path, kernel, pairs[0].second, "; ".join(parts),
                         [(o.first, "other access") for o in pairs[:3]])
 
@@ -425,17 +439,20 @@ def _why(ev: Event, kernel: KernelModel, source: str) -> str:
         return ""
     if len(text) > 60:
         text = text[:57] + "..."
+    return f": `{text}`, {_kind_of_value(kernel, node, text)}"
+
+
+def _kind_of_value(kernel: KernelModel, node: A.Node, text: str) -> str:
+    """What kind of value the expression a note names is."""
     if isinstance(node, A.Index):
-        kind = "memory contents"
-    elif isinstance(node, A.Call):
-        kind = f"the value of a call to {node.name}"
-    elif isinstance(node, A.Name) and node.ident in kernel.params:
-        kind = "a kernel argument"
-    elif isinstance(node, A.Name):
-        kind = "a local with no value here"
-    else:
-        kind = "a value computed from data"
-    return f": `{text}`, {kind}"
+        return "memory contents"
+    if isinstance(node, A.Call):
+        return f"the value of a call to {node.name}"
+    if isinstance(node, A.Name):
+        return "a kernel argument" if node.ident in kernel.params else "a local with no value here"
+    if "threadIdx.y" in text or "threadIdx.z" in text:
+        return "the thread index of a 2-D or 3-D block, which pipelint does not model"
+    return "a value computed from data"
 
 
 def _text(source: str, span: A.Span) -> str:

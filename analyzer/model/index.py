@@ -19,12 +19,15 @@ class KernelIndex:
     """
 
     def __init__(self, root: A.Node, registry: dict | None = None) -> None:
+        # a tree rewritten before the model (inlined helpers keep their own lines, so spans no
+        # longer nest as the tree does): its nodes are found, and kinds computed, by walking it
+        self._walked = not registry
         if not registry:
             registry = _walk_registry(root)
         span = root.span
 
         def inside(nodes: list) -> list:
-            return [n for n in nodes if _within(n.span, span)]
+            return list(nodes) if self._walked else [n for n in nodes if _within(n.span, span)]
 
         calls = sorted(inside(registry["calls"]), key=lambda n: (n.span.line, n.span.column))
         self.root = root
@@ -45,6 +48,8 @@ class KernelIndex:
 
     def of(self, node: A.Node) -> frozenset[str]:
         found = self._kinds.get(id(node))
+        if found is None and self._walked:
+            found = self._kinds[id(node)] = self._walked_kinds(node)
         if found is None:
             s = node.span
             i = bisect.bisect_left(self._call_starts, (s.line, s.column))
@@ -56,6 +61,20 @@ class KernelIndex:
                 i += 1
             found = self._kinds[id(node)] = frozenset(kinds)
         return found
+
+    def _walked_kinds(self, node: A.Node) -> frozenset[str]:
+        """The kinds of the calls in `node`'s subtree, from its children's (memoised per node)."""
+        kinds: set[str] = set()
+        if isinstance(node, A.Call):
+            kind = _kind_of(node)
+            if kind:
+                kinds.add(kind)
+        for child in node.children():
+            found = self._kinds.get(id(child))
+            if found is None:
+                found = self._kinds[id(child)] = self._walked_kinds(child)
+            kinds |= found
+        return frozenset(kinds)
 
     def mentions(self, node: A.Node, name: str) -> bool:
         key = (id(node), name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -21,7 +22,9 @@ from .asm_barriers import lower_asm_barriers
 from .definitions import Definitions
 from .evaluate import evaluate, interval, mentions
 from .index import KernelIndex
+from .inline import inline_calls
 from .intrinsics import INTRINSICS, SYNC_KINDS, K
+from .pointers import resolve_pointers
 from .shared import MBarrierArray, SharedBuffer, SharedLayout
 from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, is_runtime_bound, loop_bounds, pipeline_period
 
@@ -101,11 +104,12 @@ class KernelModel:
                  stages: dict[str, BufferStages] | None = None, roles: list[Role] | None = None,
                  handoff_params: frozenset[str] | None = None,
                  assumptions: tuple[tuple[A.Expr, bool], ...] = (),
-                 forced: tuple[tuple[int, bool], ...] = ()) -> None:
+                 forced: tuple[tuple[int, bool], ...] = (),
+                 helpers: Mapping[str, A.FunctionDef] | None = None) -> None:
         assert func.body is not None
         if index is None:
             # `int tid = threadIdx.x;`: its uses read the index; `asm("bar.sync 0;")`: a barrier
-            bound = lower_asm_barriers(propagate_aliases(func))
+            bound = lower_asm_barriers(resolve_pointers(propagate_aliases(inline_calls(func, helpers or {}))))
             if bound is not func:
                 func, registry = bound, None
         self.func = func

@@ -43,7 +43,7 @@ from typing import Any
 from ..cuda import ast as A
 from .evaluate import builtin_name, frozen_values, interval, shape_of, thread_index_call
 from .launch import INT_RANGE, RangeGuard
-from .symbolic import LaneRecipe, Untranslatable, Witness, runs
+from .symbolic import LaneRecipe, Untranslatable, Witness, on_data, runs
 
 MAX_BLOCK = 1024
 _UNIFORM = {"blockIdx.x": "bix", "blockIdx.y": "biy", "blockIdx.z": "biz", "blockDim.x": "bdx",
@@ -164,6 +164,9 @@ class _Side:
         if isinstance(expr, A.Name):
             fixed = not expr.scope and expr.ident in self.fixed and expr.ident not in self.loops
             return self.fixed[expr.ident] if fixed else None
+        if isinstance(expr, A.Member):           # `blockDim.x`, where the point fixes it
+            name = builtin_name(expr)
+            return self.fixed.get(name) if name is not None else None
         value = self.opaque.get(shape_of(expr)) if self.opaque else None
         return value if value is not None else self._folded(expr)
 
@@ -473,7 +476,9 @@ def _build(recipe: LaneRecipe, shift: int, opaque: Mapping[object, int], value: 
         try:
             query.cons.append(side.cond(cond, polarity))
         except Untranslatable:
-            del query.cons[mark:]               # nothing of a guard that did not translate
+            if not on_data(cond):
+                raise              # arithmetic isl does not take (`% blockDim.x`): the solver's, not free
+            del query.cons[mark:]               # nothing of a guard on data that did not translate
             dropped = True
     divisions = sum(1 for d in query.dims if d[0] in "qsmb" and d[1:].isdigit())   # divisions, selects
     if divisions > MAX_DIVISIONS:

@@ -77,6 +77,21 @@ def _dynamic_alias(init: A.Expr, dynamic: set[str]) -> int | None:
     return None
 
 
+def _region_of(init: A.Expr, arrays: set[str]) -> bool:
+    """Whether a pointer's initialiser is `&X[k]` or `X + k` for a shared array `X` and a `k` that
+    is not a constant (the constant ones are rewritten to indices of `X`: `model.pointers`)."""
+    init = _strip(init)
+    while isinstance(init, A.Cast) and init.type.replace(" ", "").endswith("*"):
+        init = init.operand
+    if isinstance(init, A.Unary) and init.op == "&" and not init.postfix and isinstance(init.operand, A.Index):
+        base, offset = init.operand.base, init.operand.index
+    elif isinstance(init, A.Binary) and init.op == "+":
+        base, offset = init.left, init.right
+    else:
+        return False
+    return isinstance(base, A.Name) and base.ident in arrays and evaluate(offset, {}) is None
+
+
 class SharedLayout:
     """Finds shared buffers and mbarrier arrays in a kernel body."""
 
@@ -84,6 +99,9 @@ class SharedLayout:
         self.buffers: dict[str, SharedBuffer] = {}
         self.barriers: dict[str, MBarrierArray] = {}
         self._pointer_types: dict[str, str] = {}
+        # pointers at a run-time offset into a shared array (`float *Kj = &sram[tile_size]`): each
+        # a space of its own, the pointers taken to partition the array (`model.pointers`)
+        self.regions: dict[str, A.Declaration] = {}
         self._refs: dict[int, tuple] = {}
         dynamic: set[str] = set()
         dynamic_types: dict[str, tuple[str, A.Declaration]] = {}
@@ -141,6 +159,9 @@ class SharedLayout:
         off = _dynamic_alias(init, dynamic) if init is not None else None
         if off is not None and (d.pointer or decl.type in ("void", "auto")):
             aliases.append((d.name, off, decl))
+        elif d.pointer == "*" and init is not None and _region_of(init, dynamic | set(static)):
+            self.regions[d.name] = decl
+            self.buffers[d.name] = SharedBuffer(d.name, d.name, 0, None, decl.type, decl)
 
     # ---------------------------------------------------------------- lookups
     def pointer_base(self, expr: A.Expr) -> tuple[str, int] | None:

@@ -68,6 +68,15 @@ _UNIFORM = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "blockDim.x", "blockDim.y"
 _LOCK = threading.Lock()       # z3's global context is not thread-safe (the editor's server has threads)
 
 
+def on_data(cond: A.Expr) -> bool:
+    """Whether a condition reads memory or calls something (`0 < A[tx]`, `f(x) > 0`): the guards
+    the sets may leave free (the pair meets whenever the data let both threads through).  A guard
+    of arithmetic only is exact or undecided, never free."""
+    return any(isinstance(n, A.Index) or (isinstance(n, A.Call) and thread_index_call(n) is None
+                                           and n.name not in ("min", "max"))
+               for n in cond.walk())
+
+
 class Untranslatable(Exception):
     """An expression with no bit-vector meaning here (a memory read, an unknown call, a float)."""
 
@@ -412,6 +421,8 @@ def _guards(side: _Side) -> tuple[list[Any], bool]:
         try:
             term = side.term(cond)
         except Untranslatable:
+            if not on_data(cond):
+                raise              # a guard of arithmetic left free would make a false meeting
             dropped = True
             continue
         out.append(term != 0 if polarity else term == 0)

@@ -261,6 +261,13 @@ def _branches(node: A.Node) -> Iterator[A.If]:
 
 def _loop_bounds(loop: A.For) -> tuple[str, A.Expr, A.Expr, bool] | None:
     """(var, start, end, inclusive) for `for (int v = a; v < b; ++v)`, whatever a and b are."""
+    found = stepped_bounds(loop)
+    return found[:4] if found is not None and found[4] is None else None
+
+
+def stepped_bounds(loop: A.For) -> tuple[str, A.Expr, A.Expr, bool, A.Expr | None] | None:
+    """(var, start, end, inclusive, step) for `for (int v = a; v < b; v += s)`: step None for a
+    unit step, else `s` (a block-stride loop's `blockDim.x`, a constant)."""
     init = loop.init
     if not (isinstance(init, A.Declaration) and len(init.declarators) == 1):
         return None
@@ -270,12 +277,22 @@ def _loop_bounds(loop: A.For) -> tuple[str, A.Expr, A.Expr, bool] | None:
         return None
     if not (isinstance(cond.left, A.Name) and cond.left.ident == d.name):
         return None
-    step = loop.step
-    unit = (isinstance(step, A.Unary) and step.op == "++") or (
-        isinstance(step, A.Assign) and step.op == "+=" and evaluate(step.value, {}) == 1)
-    if not unit:
+    step = _step_of(loop.step, d.name)
+    if isinstance(step, bool):
         return None
-    return d.name, d.init, cond.right, cond.op == "<="
+    return d.name, d.init, cond.right, cond.op == "<=", step
+
+
+def _step_of(step: A.Expr | None, var: str) -> A.Expr | None | bool:
+    """A loop's step: None for `++v` and `v += 1`, the expression `s` of `v += s` (not reading
+    `v`), False for anything else."""
+    if isinstance(step, A.Unary) and step.op == "++":
+        return None
+    if not (isinstance(step, A.Assign) and step.op == "+="):
+        return False
+    if evaluate(step.value, {}) == 1:
+        return None
+    return False if any(isinstance(n, A.Name) and n.ident == var for n in step.value.walk()) else step.value
 
 
 def _loop_header(loop: A.For, runtime_trip: int | None = None) -> tuple[str, int, int] | None:
@@ -768,7 +785,9 @@ class _RoleWalker:
         # after their loop), `threadIdx.x` (the role's first thread, a real
         # thread of the role), and values of local scalars and array elements
         # (`phase_cnt[0]`), which persistent kernels count mbarrier phases in.
-        self.locals: dict[str, int] = {"threadIdx.x": role.lo}
+        # the block is the model's threads: `blockDim.x` is their count (a block-stride loop's
+        # `i += blockDim.x` steps over exactly them)
+        self.locals: dict[str, int] = {"threadIdx.x": role.lo, "blockDim.x": builder.threads}
         # The block's threads that reach the statement being walked, as far as conditions on
         # the thread index go (every role's, so an election sees the whole warp); the events
         # of this role are executed by `active & role_mask`.
@@ -913,25 +932,19 @@ class _RoleWalker:
         (issue 31, item 5): it ranges over the interval its bounds allow, under the guards
         `start <= v` and `v < end`, so that `Qi[tx * d + x]` with `x < d` is one row per thread
         for every `d`.  False where a bound has no interval (it reads memory)."""
-        bounds = loop_bounds(loop)
-        if bounds is None:
+        bounds = stepped_bounds(loop)
+        if bounds is None or (bounds[4] is not None and (evaluate(bounds[4], {}) or 1) <= 0):
             return False
         var, start, end, inclusive = (bounds[0], self.substituted(bounds[1]), self.substituted(bounds[2]),
                                       bounds[3])
-        names = set(_names_of(start)) | set(_names_of(end))
-        ranges = launch_ranges({n for n in names if n not in env and n not in self.ranges}, self.b.uniform)
-        ranges.update((n, self.ranges[n]) for n in names if n in self.ranges)
-        low, high = interval(start, env, ranges), interval(end, env, ranges)
-        if low is None or high is None or var in env:
+        found = self._symbol_range(start, end, inclusive, env)
+        if found is None or var in env:
             return False
-        last = high[1] - (0 if inclusive else 1)
-        if last < low[0]:
+        if found[1] < found[0]:
             return True           # no launch runs it
-        span = loop.span
         saved = self.ranges.get(var)
-        self.ranges[var] = (low[0], last)
-        guards = [(A.Binary(">=", A.Name(var, span), start, span), True),
-                  (A.Binary("<=" if inclusive else "<", A.Name(var, span), end, span), True)]
+        self.ranges[var] = found
+        guards = self._loop_guards(loop, var, start, end, inclusive, bounds[4])
         self.guards.extend(guards)
         self.once_stack.append(id(loop))
         try:
@@ -944,6 +957,29 @@ class _RoleWalker:
             else:
                 self.ranges[var] = saved
         return True
+
+    def _symbol_range(self, start: A.Expr, end: A.Expr, inclusive: bool, env: dict) -> tuple[int, int] | None:
+        """The values a loop's variable can take, from the intervals of its bounds (None: a bound
+        reads memory)."""
+        names = set(_names_of(start)) | set(_names_of(end))
+        ranges = launch_ranges({n for n in names if n not in env and n not in self.ranges}, self.b.uniform)
+        ranges.update((n, self.ranges[n]) for n in names if n in self.ranges)
+        low, high = interval(start, env, ranges), interval(end, env, ranges)
+        if low is None or high is None:
+            return None
+        return low[0], high[1] - (0 if inclusive else 1)
+
+    def _loop_guards(self, loop: A.For, var: str, start: A.Expr, end: A.Expr, inclusive: bool,
+                     step: A.Expr | None) -> list[tuple[A.Expr, bool]]:
+        """`start <= v`, `v < end` and, for `v += s`, `(v - start) % s == 0`."""
+        span = loop.span
+        guards: list[tuple[A.Expr, bool]] = [(A.Binary(">=", A.Name(var, span), start, span), True),
+                  (A.Binary("<=" if inclusive else "<", A.Name(var, span), end, span), True)]
+        if step is not None:
+            offset = A.Binary("-", A.Name(var, span), start, span)
+            guards.append((A.Binary("==", A.Binary("%", offset, self.substituted(step), span),
+                                    A.Number("0", span), span), True))
+        return guards
 
     def if_stmt(self, s: A.If, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         cond = self.substituted(s.cond)
@@ -1472,7 +1508,8 @@ class _RoleWalker:
                 self.b.opaque_barriers.setdefault(bar[0], call)
                 continue
             ref = self.b.layout.ref(arg)
-            if ref is not None and isinstance(_strip_cast(arg), A.Unary):
+            # `&s[i]`, `s + i`, and an array that decays to its pointer (`load_row(s, ...)`)
+            if ref is not None and isinstance(_strip_cast(arg), (A.Unary, A.Binary, A.Name)):
                 if name.startswith("tl::") and not name.startswith(HARMLESS_PREFIXES):
                     self.b.unknown.setdefault(name, call)
                 for access in ("read", "write"):
@@ -2014,8 +2051,9 @@ def _valueless(node: A.Node, env: dict, ranges: dict) -> bool:
         return True
     if isinstance(node, A.Call):
         return thread_index_call(node) is None and node.name not in ("max", "min")
-    if isinstance(node, (A.Member, A.Cast)) and builtin_name(node):
-        return False
+    if isinstance(node, (A.Member, A.Cast)) and (name := builtin_name(node)):
+        # `threadIdx.y` of a 2-D block: the model's threads are `threadIdx.x` only
+        return name in ("threadIdx.y", "threadIdx.z") and name not in env and name not in ranges
     return isinstance(node, A.Name) and not node.scope and node.ident not in env and node.ident not in ranges
 
 
