@@ -153,7 +153,7 @@ def analyze_source(path: str, source: str, host: PluginHost,
     """Parse, model and check one file (only the checks of `enabled` rules; None: all); also
     return the kernel models built.  Race errors carry their witness (`pipelint.witness`)."""
     from .model import KernelModel
-    from .model.inline import helpers_of
+    from .model.unit import unit_facts
 
     models: list = []
     try:
@@ -165,10 +165,10 @@ def analyze_source(path: str, source: str, host: PluginHost,
     kernels = parsed.unit.kernels()
     if not kernels and path.endswith(".cu"):
         findings.append(_file_finding(NO_KERNEL, path, "no __global__ kernel with a body in this file"))
-    helpers = helpers_of(parsed.unit)       # the file's __device__ functions, inlined at their calls
+    unit = unit_facts(parsed.unit)       # the file's __device__ helpers and constant macros
     for func in kernels:
         try:
-            model = KernelModel(func, parsed.lines, parsed.registry, helpers=helpers)
+            model = KernelModel(func, parsed.lines, parsed.registry, unit=unit)
         except (MemoryError, RecursionError):
             raise                   # over the file's budget: analysis-limit
         except Exception as exc:  # noqa: BLE001 - a model bug must not lose other files
@@ -209,8 +209,9 @@ def check_kernel_all_trips(model: KernelModel, parsed: ParsedFile, path: str, ho
         return _in_block_scenarios(model, parsed, path, host, enabled, *host.check_kernel(model, parsed, path, enabled))
     per_trip: dict[tuple, dict[int, Finding]] = {}
     errors: list[ToolError] = []
+    sensitive = model.scenario_sensitive()     # the base model's walk took a branch its count rules out
     for trip in trips:
-        scenario = model if trip == model.runtime_trip else model.with_trip(trip)
+        scenario = model if trip == model.runtime_trip and not sensitive else model.with_trip(trip)
         found, errs = host.check_kernel(scenario, parsed, path, enabled)
         errors.extend(e for e in errs if e not in errors)
         for f in found:
@@ -408,6 +409,10 @@ def check_text(path: str, source: str, host: PluginHost, budget: float = DEFAULT
                 "analysis recursed too deeply")
         finding = _file_finding(rule, path, f"{what}; this file's findings are incomplete")
         return FileResult(path, True, error=finding.message), [finding], []
+    except Exception as exc:  # noqa: BLE001 - a defect of the analysis must not lose the other files
+        error = ToolError(f"cannot analyse {path}: {type(exc).__name__}: {exc}; this file's findings are "
+                          f"missing", path=path, plugin="pipelint")
+        return FileResult(path, True, error=error.message), [], [error]
 
 
 _WORKER_HOST: PluginHost | None = None

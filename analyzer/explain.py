@@ -14,8 +14,8 @@ from typing import Any
 from .cuda import CudaSyntaxError, parse
 from .errors import UsageError
 from .model import KernelModel
-from .model.inline import helpers_of
 from .model.intrinsics import EventKind as K
+from .model.unit import unit_facts
 
 _KIND = {"raw-unsynced": "RAW (async copy -> read)", "war-unsynced": "WAR (read -> async copy)",
          "raw-plain": "RAW (store -> read)", "war-plain": "WAR (read -> store)"}
@@ -176,8 +176,8 @@ def load_models(path: str) -> list[KernelModel]:
         parsed = parse(source or "")
     except (CudaSyntaxError, UnicodeDecodeError) as err:
         raise UsageError(f"{path}: cannot parse: {getattr(err, 'message', err)}") from None
-    helpers = helpers_of(parsed.unit)
-    models = [KernelModel(func, parsed.lines, parsed.registry, helpers=helpers) for func in parsed.unit.kernels()]
+    unit = unit_facts(parsed.unit)
+    models = [KernelModel(func, parsed.lines, parsed.registry, unit=unit) for func in parsed.unit.kernels()]
     if not models:
         raise UsageError(f"{path}: no __global__ kernel")
     return models

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .findings import Finding, ToolError
 from .model import KernelModel
-from .model.inline import helpers_of
+from .model.unit import unit_facts
 
 if TYPE_CHECKING:
     from .pluginhost import PluginHost
@@ -77,8 +77,8 @@ def kernel_models(source: str | Path) -> list[KernelModel]:
 
     text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
     parsed = parse(text)
-    helpers = helpers_of(parsed.unit)
-    return [KernelModel(func, parsed.lines, parsed.registry, helpers=helpers) for func in parsed.unit.kernels()]
+    unit = unit_facts(parsed.unit)
+    return [KernelModel(func, parsed.lines, parsed.registry, unit=unit) for func in parsed.unit.kernels()]
 
 
 def rules_and_lines(findings: Iterable[Finding]) -> set[tuple[str, int]]:

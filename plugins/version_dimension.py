@@ -97,6 +97,11 @@ def _versions(kernel, buffer) -> int:
 
 
 def _mismatches(kernel, path):
+    """Sites of one buffer in one loop that rotate over different numbers of slots.  Counted in
+    the steady state only: a short run of a run-time-bound loop shows a guarded copy (`if (t + 2
+    < n) copy(sa[(t + 2) % 3])`) in fewer slots than its modulus, which is the count, not the code."""
+    if kernel.runtime_trip is not None and kernel.runtime_trip < 2 * kernel.period:
+        return []
     per_site: dict[tuple, tuple] = {}
     for ev in kernel.trace.all_events():
         if ev.buffer in kernel.stages and ev.iteration and ev.offset is not None and not ev.possible:

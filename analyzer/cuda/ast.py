@@ -92,6 +92,11 @@ class Node:
 
 
 
+def child_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a node class that hold nodes (or tuples of them)."""
+    return _child_fields(cls)
+
+
 def transform(node: Node, replace_node: Callable[[Node], Node | None]) -> Node:
     """`node` with each node for which `replace_node` returns a replacement replaced (not looked
     into), new nodes only along the paths to a replacement: every other subtree keeps its

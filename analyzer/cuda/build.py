@@ -218,6 +218,14 @@ class AstBuilder(Transformer):
         tok = next((x for x in c if isinstance(x, Token) and x.type in ("NAME", "TYPE")), None)
         return A.TypeDecl("using", tok.value if tok else "", cover(c))
 
+    def namespace_alias(self, c: list[Any]) -> Any:
+        tok = next((x for x in c if isinstance(x, Token) and x.type in ("NAME", "TYPE")), None)
+        return A.TypeDecl("namespace", tok.value if tok else "", cover(c))
+
+    def explicit_instantiation(self, c: list[Any]) -> Any:
+        """`template __global__ void k<128>(...);`: names an instance, defines nothing."""
+        return A.TypeDecl("template", "", cover(c))
+
     def static_assert_decl(self, c: list[Any]) -> Any:
         return A.TypeDecl("static_assert", "", cover(c))
 
@@ -264,7 +272,8 @@ class AstBuilder(Transformer):
             return A.Param((), "...", None, cover(c))
         specs: _Specs = c[0]
         decl = next((x for x in c[1:] if isinstance(x, _Declarator)), None)
-        pointer = decl.pointer if decl else ""
+        bare = next((x for x in c[1:] if isinstance(x, _Pointer)), None)    # an unnamed `float*`
+        pointer = decl.pointer if decl else (bare.text if bare else "")
         return A.Param(specs.specifiers, specs.type + pointer, decl.name if decl else None, cover(c))
 
     # ---------------------------------------------------------- declarations

@@ -39,7 +39,8 @@ def lower_asm_barriers(func: A.FunctionDef) -> A.FunctionDef:
 def _as_call(asm: A.Asm) -> A.Call | None:
     """The call an asm barrier is: `__syncthreads()` for barrier 0 of the whole block, else the
     named barrier's sync or arrival with its id and thread count."""
-    found = _BARRIER.match(asm.template)
+    # the template as the string literal spells it: `"bar.sync 1, 256;\n"` ends in an escape
+    found = _BARRIER.match(asm.template.replace("\\n", " ").replace("\\t", " "))
     if found is None:
         return None
     _, op, rest = found.groups()

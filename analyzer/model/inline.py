@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ..cuda import ast as A
+from .aliases import _note_write
 
 MAX_DEPTH = 4
 _TEMPLATE_PARAM = re.compile(r"\b(?:typename|class)\s+([A-Za-z_]\w*)")
@@ -93,7 +94,43 @@ class _Inliner:
                 inlined = self.expand(d.init, A.Name(d.name, d.span), depth)
                 if inlined is not None:
                     return A.Compound((declared, inlined), node.span)
+        if isinstance(node, (A.ExprStmt, A.Declaration)):
+            return self.hoisted(node, depth)
         return None
+
+    def hoisted(self, node: A.ExprStmt | A.Declaration, depth: int) -> A.Node | None:
+        """A statement whose expression calls a helper inside it (`float m = f(s) / C;`): each
+        such call, innermost first, inlined into a temporary before the statement, and the
+        statement reading the temporary.  Calls under `&&`, `||` or `?:` (evaluated only
+        sometimes) stay calls."""
+        calls = self.innermost_calls(node)
+        if not calls or any(isinstance(n, A.Ternary) or (isinstance(n, A.Binary) and n.op in ("&&", "||"))
+                            for n in node.walk()):
+            return None
+        before: list[A.Stmt] = []
+        values: dict[int, A.Expr] = {}
+        for call in calls:
+            func = self.helper(call)
+            assert func is not None
+            self.sites += 1
+            temp = A.Name(f"__value_{func.name}{self.sites}", call.span)
+            inlined = self.expand(call, temp, depth)
+            if inlined is None or func.return_type.strip() in ("void", ""):
+                return None
+            kind = _typed(func.return_type, _template_types(func, call))
+            before += [A.Declaration((), kind, (A.Declarator(temp.ident, "", (), None, call.span),), call.span),
+                       inlined]
+            values[id(call)] = temp
+        rest = A.transform(node, lambda n: values.get(id(n)))
+        return A.Compound((*before, rest), node.span)      # type: ignore[arg-type]
+
+    def innermost_calls(self, node: A.Node) -> list[A.Call]:
+        """The helper calls in a statement whose arguments call no helper."""
+        def calls_helper(expr: A.Node) -> bool:
+            return any(isinstance(a, A.Call) and self.helper(a) is not None for a in expr.walk())
+
+        return [n for n in node.walk() if isinstance(n, A.Call) and self.helper(n) is not None
+                and not any(calls_helper(arg) for arg in n.args)]
 
     def helper(self, call: A.Call) -> A.FunctionDef | None:
         callee = call.callee
@@ -111,17 +148,18 @@ class _Inliner:
         site = self.sites
         types = _template_types(func, call)
         names = _locals(func)
+        written = _written(func)
         renamed = {n: f"{n}__{func.name}{site}" for n in names}
-        references: dict[str, A.Expr] = {}
+        references: dict[str, A.Expr] = dict(_template_values(func, call))    # `template <int N>`: N
         prologue: list[A.Stmt] = []
         for param, arg in zip(func.params, call.args):
             if param.name is None:
                 continue
-            if "&" in param.type:
-                references[param.name] = arg           # a reference names its argument
+            if _named_by_argument(param, arg, written):
+                references[param.name] = arg
                 renamed.pop(param.name, None)
-                continue
-            prologue.append(_binding(param, renamed[param.name], arg, types))
+            else:
+                prologue.append(_binding(param, renamed[param.name], arg, types))
         statics = {n: f"{n}__{func.name}" for n in _static_shared(func)}
         renamed.update(statics)
         # a copy per call: each site's statements are nodes of their own (what is keyed by node,
@@ -132,8 +170,35 @@ class _Inliner:
             body.pop()
             if last.value is not None and target is not None:
                 body.append(A.ExprStmt(A.Assign("=", target, last.value, call.span), call.span))
-        inlined = A.Compound((*prologue, *body), call.span)
+        inlined = _at_call(A.Compound((*prologue, *body), call.span), call.span)
         return self.block(inlined, depth + 1)
+
+
+def _at_call(body: A.Compound, span: A.Span) -> A.Compound:
+    """The inlined statements placed at the call: a finding in them names the call's line (two
+    calls of one helper are two places, as a compiler's "in expansion of" says), with columns
+    that keep the body's order and nesting (`model.aliases` replaces a local's uses *after* its
+    declaration; the walk's index finds kinds by nesting)."""
+    counter = [span.column]
+
+    def placed(node: A.Node) -> A.Node:
+        start = counter[0]
+        counter[0] += 1
+        changes: dict[str, object] = {}
+        for name in A.child_fields(type(node)):
+            old = getattr(node, name)
+            if isinstance(old, A.Node):
+                changes[name] = placed(old)
+            elif type(old) is tuple:
+                changes[name] = tuple(placed(x) if isinstance(x, A.Node) else
+                                      tuple(placed(i) if isinstance(i, A.Node) else i for i in x)
+                                      if type(x) is tuple else x for x in old)
+        changes["span"] = A.Span(span.line, start, span.line, counter[0])
+        return replace(node, **changes)      # type: ignore[type-var]
+
+    found = placed(body)
+    assert isinstance(found, A.Compound)
+    return found
 
 
 def _locals(func: A.FunctionDef) -> set[str]:
@@ -144,6 +209,28 @@ def _locals(func: A.FunctionDef) -> set[str]:
         if isinstance(node, A.Declaration):
             found.update(d.name for d in node.declarators)
     return found
+
+
+def _written(func: A.FunctionDef) -> set[str]:
+    """The names a helper assigns, increments or takes the address of."""
+    assert func.body is not None
+    found: set[str] = set()
+    for node in func.body.walk():
+        _note_write(node, found)
+    return found
+
+
+def _named_by_argument(param: A.Param, arg: A.Expr, written: set[str]) -> bool:
+    """A reference names its argument; so does a pointer the helper never moves, bound to an
+    address (`&sa[s][tid * 4]`): `dst[i]` is then that array's element."""
+    assert param.name is not None
+    return "&" in param.type or ("*" in param.type and _address(arg) and param.name not in written)
+
+
+def _address(expr: A.Expr) -> bool:
+    """An address with no side effect: a name, `&x[i]`, `p + k`, through casts (no call, no `++`)."""
+    return not any(isinstance(n, (A.Call, A.Assign)) or (isinstance(n, A.Unary) and n.op in ("++", "--"))
+                   for n in expr.walk())
 
 
 def _static_shared(func: A.FunctionDef) -> set[str]:
@@ -158,6 +245,26 @@ def _template_types(func: A.FunctionDef, call: A.Call) -> dict[str, str]:
         return {}
     params = _TEMPLATE_PARAM.findall(func.template)
     return dict(zip(params, call.template_args))
+
+
+_VALUE_PARAM = re.compile(r"\b(?:int|unsigned|unsigned\s+int|long|size_t|bool|short|char|uint32_t|int32_t)\s+"
+                          r"([A-Za-z_]\w*)")
+
+
+def _template_values(func: A.FunctionDef, call: A.Call) -> dict[str, A.Expr]:
+    """Non-type template parameters bound by the call's explicit integer arguments
+    (`cp_async_wait<1>()` for `template <int N>`: N = 1)."""
+    if not func.template:
+        return {}
+    header = func.template[func.template.find("<") + 1:func.template.rfind(">")]
+    params = [p.strip() for p in header.split(",")]
+    found: dict[str, A.Expr] = {}
+    for param, arg in zip(params, call.template_args):
+        match = _VALUE_PARAM.match(param)
+        text = arg.strip()
+        if match and re.fullmatch(r"-?\d+[uUlL]*", text):
+            found[match.group(1)] = A.Number(text, call.span)
+    return found
 
 
 def _binding(param: A.Param, name: str, arg: A.Expr, types: Mapping[str, str]) -> A.Declaration:

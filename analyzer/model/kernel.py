@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -19,14 +18,16 @@ from ..cuda import ast as A
 from ..cuda.linemap import LineMap, Origin
 from .aliases import propagate_aliases
 from .asm_barriers import lower_asm_barriers
+from .async_copies import lower_async_copies
+from .coop_groups import lower_cooperative_groups
 from .definitions import Definitions
 from .evaluate import evaluate, interval, mentions
 from .index import KernelIndex
-from .inline import inline_calls
 from .intrinsics import INTRINSICS, SYNC_KINDS, K
 from .pointers import resolve_pointers
 from .shared import MBarrierArray, SharedBuffer, SharedLayout
 from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, is_runtime_bound, loop_bounds, pipeline_period
+from .unit import UnitFacts
 
 MAX_THREADS = 1024    # CUDA's limit of threads per block
 
@@ -105,11 +106,15 @@ class KernelModel:
                  handoff_params: frozenset[str] | None = None,
                  assumptions: tuple[tuple[A.Expr, bool], ...] = (),
                  forced: tuple[tuple[int, bool], ...] = (),
-                 helpers: Mapping[str, A.FunctionDef] | None = None) -> None:
+                 unit: UnitFacts | None = None,
+                 scenario: tuple[tuple[A.Expr, bool], ...] = ()) -> None:
         assert func.body is not None
         if index is None:
             # `int tid = threadIdx.x;`: its uses read the index; `asm("bar.sync 0;")`: a barrier
-            bound = lower_asm_barriers(resolve_pointers(propagate_aliases(inline_calls(func, helpers or {}))))
+            expanded = unit.apply(func) if unit is not None else func
+            # cooperative groups first: `int lane = tile.thread_rank();` is then a launch value
+            bound = lower_async_copies(lower_asm_barriers(resolve_pointers(propagate_aliases(
+                lower_cooperative_groups(expanded)))))
             if bound is not func:
                 func, registry = bound, None
         self.func = func
@@ -135,7 +140,7 @@ class KernelModel:
         self._conditions: dict[bool, tuple[tuple[A.Expr, bool], ...]] = {}
         self.forced = forced
         self.trace: Trace = TraceBuilder(func, self.layout, self.threads, self.index, self.runtime_trip,
-                                         roles, self.handoff_params, assumptions, forced).build()
+                                         roles, self.handoff_params, assumptions, forced, scenario).build()
         # The version dimension is a property of the buffers, not of one trip
         # count: a one-iteration scenario touches one slot and could not see it.
         self.stages = stages if stages is not None else self._stages()
@@ -208,25 +213,45 @@ class KernelModel:
         exactly `trip` for the short scenarios, any count past them with the same residue modulo
         the period for the steady-state ones (`trip_scenarios`).  None where a count is not an
         expression of the launch."""
-        counts = self.trip_counts()
-        if not counts:
+        conditions = self.scenario_conditions(trip)
+        if not conditions:
             return None
+        span = self.func.span
+        from .presburger import satisfiable
+        from .threads import LaneRecipe
+
+        uniform = self.trace.launch.uniform if self.trace.launch is not None else frozenset()
+        return satisfiable(LaneRecipe(A.Number("0", span), 1, 1, (), (), 1, tuple(conditions), uniform=uniform))
+
+    def scenario_sensitive(self) -> bool:
+        """Whether a condition on the arguments that the walk took both ways reads a name of the
+        run-time-bound loops' counts: a scenario's exact count may then rule a branch out, so the
+        scenario is walked with its conditions (`with_trip`) rather than as this model."""
+        counts = self.trip_counts()
+        if not counts or not self.trace.parametric:
+            return False
+        names = {n.ident for c in counts for n in c.walk() if isinstance(n, A.Name)}
+        return any(isinstance(n, A.Name) and n.ident in names for cond in self.trace.parametric for n in cond.walk())
+
+    def scenario_conditions(self, trip: int) -> tuple[tuple[A.Expr, bool], ...]:
+        """The counts scenario `trip` stands for, as conditions on the launch: `count == trip` for
+        the short ones, `count > small` with `trip`'s residue modulo the period for the steady
+        ones; () where a count is not an expression of the launch."""
+        counts = self.trip_counts()
         small = min(self.period, 16) + 2
         span = self.func.span
         conditions: list[tuple[A.Expr, bool]] = []
         for c in counts:
-            if trip <= small:
+            if trip == 0:             # no iteration: any count at most 0
+                conditions.append((A.Binary("<=", c, A.Number("0", span), span), True))
+            elif trip <= small:
                 conditions.append((A.Binary("==", c, A.Number(str(trip), span), span), True))
             else:
                 conditions.append((A.Binary(">", c, A.Number(str(small), span), span), True))
                 residue = A.Binary("%", A.Binary("-", c, A.Number(str(trip), span), span),
                                    A.Number(str(self.period), span), span)
                 conditions.append((A.Binary("==", residue, A.Number("0", span), span), True))
-        from .presburger import satisfiable
-        from .threads import LaneRecipe
-
-        uniform = self.trace.launch.uniform if self.trace.launch is not None else frozenset()
-        return satisfiable(LaneRecipe(A.Number("0", span), 1, 1, (), (), 1, tuple(conditions), uniform=uniform))
+        return tuple(conditions)
 
     def _scenario_holds(self, trip: int) -> bool | None:
         """Whether some launch gives the run-time-bound loops a count of `trip` (0) or of at least
@@ -279,7 +304,8 @@ class KernelModel:
         elif counts:      # one tuple per kind of scenario: the solver's caches are keyed by node
             assumptions = self._conditions.setdefault(trip == 0, _trip_conditions(counts, trip))
         return type(self)(self.func, self.lines, runtime_trip=trip, index=self.index, stages=self.stages,
-                          roles=self.roles, handoff_params=self.handoff_params, assumptions=assumptions)
+                          roles=self.roles, handoff_params=self.handoff_params, assumptions=assumptions,
+                          scenario=() if in_block_zero or not counts else self.scenario_conditions(trip))
 
     def with_branches(self, forced: tuple[tuple[A.If, bool], ...]) -> Self:
         """The same kernel in the blocks where each block-uniform `if` of `forced` takes the given

@@ -38,7 +38,7 @@ def resolve_pointers(func: A.FunctionDef) -> A.FunctionDef:
     indices of the declared arrays (the same object where it has none)."""
     if func.body is None:
         return func
-    arrays, pointers = _scan(func.body)
+    arrays, pointers = _scan(func.body, _block_size(func))
     if not pointers and not any(len(strides) != 1 for _, strides in arrays.values()):
         return func
     body = A.transform(func.body, lambda node: _rewrite(node, arrays, pointers))
@@ -49,9 +49,20 @@ def resolve_pointers(func: A.FunctionDef) -> A.FunctionDef:
 
 Target = tuple[str, A.Expr | None]      # the array, and the element offset (None: 0)
 SCALAR: tuple[int, ...] = ()              # the strides of a shared scalar: element 0 of itself
+DEFAULT_BLOCK = 128                       # the model's block without `__launch_bounds__` (`KernelModel`)
 
 
-def _scan(body: A.Compound) -> tuple[dict[str, tuple[str, tuple[int, ...]]], dict[str, Target]]:
+def _block_size(func: A.FunctionDef) -> dict[str, int]:
+    """`blockDim.x` as the model takes it (`TraceBuilder`: the block's threads, from
+    `__launch_bounds__`, else the model's 128), so that an offset `smem + blockDim.x - 1` is the
+    constant it is for every access the model checks."""
+    bounds = func.attribute("__launch_bounds__")
+    value = evaluate(bounds.args[0], {}) if bounds is not None and bounds.args else None
+    return {"blockDim.x": value if isinstance(value, int) and 0 < value <= 1024 else DEFAULT_BLOCK}
+
+
+def _scan(body: A.Compound, launch: dict[str, int]) -> tuple[dict[str, tuple[str, tuple[int, ...]]],
+                                                               dict[str, Target]]:
     """The shared arrays (element type, the stride of each dimension in elements, outermost first)
     and the pointers that name a fixed element of one of them."""
     arrays: dict[str, tuple[str, tuple[int, ...]]] = {}
@@ -68,7 +79,7 @@ def _scan(body: A.Compound) -> tuple[dict[str, tuple[str, tuple[int, ...]]], dic
     pointers: dict[str, Target] = {}
     for decl, d in sorted(candidates, key=lambda c: (c[1].span.line, c[1].span.column)):
         if declared.get(d.name) == 1 and d.name not in written and d.name not in arrays:
-            target = _fixed_target(decl, d, arrays, pointers)
+            target = _fixed_target(decl, d, arrays, pointers, launch)
             if target is not None:
                 pointers[d.name] = target
     return {n: a for n, a in arrays.items() if declared.get(n) == 1}, pointers
@@ -86,14 +97,15 @@ def _declared(node: A.Declaration, d: A.Declarator, arrays: dict, candidates: li
         candidates.append((node, d))
 
 
-def _fixed_target(decl: A.Declaration, d: A.Declarator, arrays: dict, pointers: dict[str, Target]) -> Target | None:
+def _fixed_target(decl: A.Declaration, d: A.Declarator, arrays: dict, pointers: dict[str, Target],
+                  launch: dict[str, int]) -> Target | None:
     """The element a pointer names, where it is of the array's type at a constant offset (a
     run-time offset is a region of its own: `SharedLayout.regions`)."""
     assert d.init is not None
     target = _target(d.init, arrays, pointers)
     if target is None or arrays[target[0]][0] != _base_type(decl.type):
         return None
-    return target if target[1] is None or isinstance(evaluate(target[1], {}), int) else None
+    return target if target[1] is None or isinstance(evaluate(target[1], launch), int) else None
 
 
 def _strides(dims: tuple[A.Expr | None, ...]) -> tuple[int, ...] | None:
@@ -115,21 +127,25 @@ def _base_type(text: str) -> str:
 
 
 def _target(init: A.Expr, arrays: dict, pointers: dict[str, Target]) -> Target | None:
-    """What an initialiser points at: `s`, `&s[k]`, `s + k`, `p + k` for a known pointer `p`."""
+    """What an initialiser points at: `s`, `&s[k]`, `s + k`, `s - k`, `p + k` for a known pointer `p`."""
     while isinstance(init, A.Cast) and init.kind == "c" and init.type.replace(" ", "").endswith("*"):
         init = init.operand        # `(float *)s`: the type is checked against the declaration
     if isinstance(init, A.Name) and not init.scope:
-        if init.ident in arrays:
-            return (init.ident, None)
-        return pointers.get(init.ident)
+        return (init.ident, None) if init.ident in arrays else pointers.get(init.ident)
     if isinstance(init, A.Unary) and init.op == "&" and not init.postfix and isinstance(init.operand, A.Index):
-        flat = _flat(init.operand, arrays, pointers)
-        return flat
-    if isinstance(init, A.Binary) and init.op == "+":
-        base = _target(init.left, arrays, pointers)
-        if base is not None and len(arrays[base[0]][1]) == 1:
-            return (base[0], _plus(base[1], init.right))
+        return _flat(init.operand, arrays, pointers)
+    if isinstance(init, A.Binary) and init.op in ("+", "-"):
+        return _moved(init, arrays, pointers)
     return None
+
+
+def _moved(init: A.Binary, arrays: dict, pointers: dict[str, Target]) -> Target | None:
+    """`p + k` / `p - k` of a pointer into a one-dimensional array."""
+    base = _target(init.left, arrays, pointers)
+    if base is None or len(arrays[base[0]][1]) != 1:
+        return None
+    step = init.right if init.op == "+" else A.Unary("-", init.right, init.right.span)
+    return (base[0], _plus(base[1], step))
 
 
 def _flat(node: A.Index, arrays: dict, pointers: dict[str, Target]) -> Target | None:
@@ -140,7 +156,10 @@ def _flat(node: A.Index, arrays: dict, pointers: dict[str, Target]) -> Target | 
         indices.insert(0, base.index)
         base = base.base
     if not isinstance(base, A.Name) or base.scope:
-        return None
+        # `(&sa[s][k])[i]`, `(s + k)[i]`: an address expression indexed (a helper's pointer
+        # parameter bound to its argument, `model.inline`)
+        target = _target(base, arrays, pointers) if len(indices) == 1 else None
+        return (target[0], _plus(target[1], indices[0])) if target is not None else None
     if base.ident in pointers:
         name, offset = pointers[base.ident]
         if len(indices) != 1:
@@ -168,9 +187,11 @@ def _rewrite(node: A.Node, arrays: dict, pointers: dict[str, Target]) -> A.Node 
         return _rewrite_index(node, arrays, pointers)
     if isinstance(node, A.Declaration):
         return _rewrite_declaration(node, arrays, pointers)
-    if isinstance(node, A.Unary) and node.op == "*" and not node.postfix and isinstance(node.operand, A.Name) \
-            and node.operand.ident in pointers:
-        name, offset = pointers[node.operand.ident]
+    if isinstance(node, A.Unary) and node.op == "*" and not node.postfix:
+        target = _target(node.operand, arrays, pointers)
+        if target is None or (isinstance(node.operand, A.Name) and node.operand.ident not in pointers):
+            return None          # `*s` of an array itself stays as written
+        name, offset = target
         return A.Index(A.Name(name, node.span), offset or A.Number("0", node.span), node.span)
     if isinstance(node, A.Name) and not node.scope:
         if node.ident in pointers:

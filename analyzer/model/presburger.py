@@ -783,7 +783,14 @@ def satisfiable(recipe: LaneRecipe) -> bool | None:
     trip-count scenario's conditions (`KernelModel.feasible_trips`).  None where a guard does not
     translate or isl cannot say."""
     found = _guard_relation(recipe)
-    return None if found is None else not found.is_empty()
+    if found is None:
+        return None
+    with _LOCK:
+        _budget()
+        try:
+            return not found.is_empty()
+        except _isl().Error:          # over isl's operation budget: not a verdict
+            return None
 
 
 def condition(recipe: LaneRecipe) -> str | None:

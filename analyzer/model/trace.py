@@ -191,6 +191,9 @@ class Trace:
     block_ifs: tuple[A.If, ...] = ()
     # statements that touch a wgmma's registers while it may still run (`model.fragments`)
     fragment_uses: tuple[FragmentUse, ...] = ()
+    # conditions on the kernel arguments whose both branches were walked (a scenario's exact
+    # count may rule one out: `KernelModel.scenario_sensitive`)
+    parametric: tuple[A.Expr, ...] = ()
 
     def all_events(self) -> Iterator[Event]:
         """Every role's events, role by role."""
@@ -434,11 +437,17 @@ class TraceBuilder:
                  runtime_trip: int | None = None, roles: list[Role] | None = None,
                  global_params: frozenset[str] = frozenset(),
                  assumptions: tuple[tuple[A.Expr, bool], ...] = (),
-                 forced: tuple[tuple[int, bool], ...] = ()) -> None:
+                 forced: tuple[tuple[int, bool], ...] = (),
+                 scenario: tuple[tuple[A.Expr, bool], ...] = ()) -> None:
         self.func = func
+        # the scenario's exact count (`KernelModel.scenario_conditions`): which branches on the
+        # arguments it rules out (`_RoleWalker._contradicted`); never a guard of an access
+        self.scenario = scenario
         # conditions on the launch a trip-count scenario holds under (`KernelModel.with_trip`):
         # guards of every access, so the sets meet only where the scenario's count is real
         self.assumptions = assumptions
+        self.contradictions: dict[tuple, bool] = {}     # `_RoleWalker._contradicted`, per condition and values
+        self.parametric: dict[int, A.Expr] = {}         # the conditions on arguments walked (both branches)
         # block-uniform `if`s (by node id) walked down one branch only (`KernelModel.with_branches`)
         self.forced = dict(forced)
         self.block_ifs: dict[int, A.If] = {}
@@ -752,7 +761,8 @@ class TraceBuilder:
             uses.extend(walker.fragments.uses.values())
         return Trace(roles, events, self.loops, self.truncated, dict(self.unknown), self.cluster,
                      frozenset(self.cluster_barriers), dict(self.opaque_barriers), self.launch,
-                     dict(self.trip_exprs), tuple(self.block_ifs.values()), tuple(uses))
+                     dict(self.trip_exprs), tuple(self.block_ifs.values()), tuple(uses),
+                     tuple(self.parametric.values()))
 
 
 def _mark_epilogue(events: list[Event]) -> None:
@@ -1063,7 +1073,7 @@ class _RoleWalker:
             return
         walks: list[Callable[[], None]] = []
         for branch, polarity in ((s.then, True), (s.other, False)):
-            if branch is None:
+            if branch is None or self._contradicted(cond, polarity, env):
                 continue
             if self.b.touches_global(branch):
                 self.b.launch.add([*self.guards, (cond, polarity)], self.mask, loops)
@@ -1074,6 +1084,34 @@ class _RoleWalker:
             # sets is the select of the two (`if (bx >= 2) c = bx - 2;`), not the branch's value
             walks.append(_skip)
         self._joined(walks, cond if thread_free else None)
+
+    def _contradicted(self, cond: A.Expr, polarity: bool, env: dict) -> bool:
+        """Whether the scenario being simulated rules a branch out: its trip count fixes an argument
+        the condition reads (`if (it + 1 < iters)` at `it = 0` in the scenario `iters == 1`), and no
+        launch meets both (`KernelModel.with_trip`).  Asked only where the condition reads a name
+        of the scenario's conditions; the other branches are walked as before."""
+        self.b.parametric.setdefault(id(cond), cond)
+        assumed = self.b.scenario
+        if not assumed:
+            return False
+        names = set(_names_of(cond))
+        if not names & {n for a, _ in assumed for n in _names_of(a)}:
+            return False
+        key = (id(cond), polarity, tuple(sorted((n, env[n]) for n in names if n in env)), id(assumed))
+        found = self.b.contradictions.get(key)
+        if found is None:
+            found = self.b.contradictions[key] = self._unsatisfiable((*assumed, (cond, polarity)), names, env)
+        return found
+
+    def _unsatisfiable(self, conditions: tuple[tuple[A.Expr, bool], ...], names: set[str], env: dict) -> bool:
+        """Whether no launch meets all `conditions` at this point of the walk (its values of `names`)."""
+        from .presburger import satisfiable
+
+        fixed = tuple((n, env[n]) for n in sorted(names) if isinstance(env.get(n), int) and n != "threadIdx.x")
+        ranges = tuple((n, r) for n, r in self.ranges.items() if n in names and n != "threadIdx.x")
+        recipe = LaneRecipe(A.Number("0", conditions[-1][0].span), 1, 1, fixed, ranges, self.mask or 1,
+                            conditions, uniform=self.b.uniform, launch=self.b.launch)
+        return satisfiable(recipe) is False
 
     def _block_branch(self, s: A.If, cond: A.Expr, env: dict, mult: int, it: tuple, guarded: bool) -> bool:
         """A block-uniform `if` around a barrier, wait or arrival: in a scenario that fixes its
@@ -1496,8 +1534,13 @@ class _RoleWalker:
         return bool(passing)
 
     def unknown_call(self, call: A.Call, env: dict, mult: int, it: tuple, guarded: bool) -> None:
-        """A call the table does not know: a shared pointer passed to it may be read or written."""
+        """A call the table does not know: a shared pointer passed to it may be read or written
+        (not an address conversion such as `__cvta_generic_to_shared`, which touches nothing)."""
         name = call.name
+        if name.rsplit("::", 1)[-1] in ADDRESS_ONLY:
+            for arg in call.args:
+                self.reads_in(arg, env, mult, it, guarded)
+            return
         if name.startswith("tl::") and not name.startswith(HARMLESS_PREFIXES) \
                 and any(word in name for word in SYNC_WORDS):
             self.b.unknown.setdefault(name, call)
@@ -2028,6 +2071,10 @@ def _restore(env: dict, var: str, saved: object) -> None:
         env.pop(var, None)
     else:
         env[var] = saved
+
+
+ADDRESS_ONLY = frozenset({"__cvta_generic_to_shared", "__cvta_generic_to_shared_u32", "cvta_to_shared",
+                          "__cvta_shared_to_generic", "__isShared", "__isGlobal"})
 
 
 def _strip_cast(e: A.Expr) -> A.Expr:

@@ -25,7 +25,7 @@ __device__ T block_sum(T val) {
   int lane = threadIdx.x & 31;
   int wid = threadIdx.x >> 5;
   val = warp_sum<T>(val);
-  if (lane == 0) partial[wid] = val;  // expect: shared-race (two_sums, below)
+  if (lane == 0) partial[wid] = val;
   __syncthreads();
   val = (threadIdx.x < 32) ? partial[lane] : (T)(0.0f);
   val = warp_sum<T>(val);
@@ -40,8 +40,8 @@ __global__ void __launch_bounds__(128) synced_by_helper(const float *in, float *
   out[threadIdx.x] = s[(threadIdx.x + 1) % 128];
 }
 
-// Without it, the read races with another thread's store inside the helper (reported at the
-// helper's line).
+// Without it, the read races with another thread's store inside the helper. A finding inside an
+// inlined helper is reported at its call (two calls of one helper are two places).
 __global__ void __launch_bounds__(128) unsynced(const float *in, float *out) {
   __shared__ float s[1024];
   load_row(s, in, 1024);
@@ -62,6 +62,6 @@ __global__ void __launch_bounds__(1024) two_sums_synced(const float *x, float *y
 __global__ void __launch_bounds__(1024) two_sums(const float *x, float *y) {
   float v = x[threadIdx.x];
   float sum = block_sum<float>(v);
-  float sq = block_sum<float>(v * v);
+  float sq = block_sum<float>(v * v);  // expect: shared-race
   y[threadIdx.x] = sum + sq;
 }
