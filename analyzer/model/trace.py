@@ -298,6 +298,47 @@ def _step_of(step: A.Expr | None, var: str) -> A.Expr | None | bool:
     return False if any(isinstance(n, A.Name) and n.ident == var for n in step.value.walk()) else step.value
 
 
+_GEOMETRIC = {">>=": lambda v, k: v >> k, "<<=": lambda v, k: v << k, "*=": lambda v, k: v * k,
+              "/=": lambda v, k: int(v / k)}
+_TESTS = {"<": lambda v, c: v < c, "<=": lambda v, c: v <= c, ">": lambda v, c: v > c,
+          ">=": lambda v, c: v >= c, "!=": lambda v, c: v != c}
+MAX_GEOMETRIC = 64
+
+
+def geometric_values(loop: A.For, env: dict) -> tuple[str, list[int]] | None:
+    """(var, its values) of `for (v = a; v OP c; v >>= k)` (or `<<=`, `*=`, `/=`) with `a`, `c`
+    and `k` known here; None for any other loop or more than `MAX_GEOMETRIC` values."""
+    parts = _geometric_parts(loop)
+    if parts is None:
+        return None
+    var, start_expr, test, bound_expr, op, step_expr = parts
+    start, bound, k = evaluate(start_expr, env), evaluate(bound_expr, env), evaluate(step_expr, env)
+    if not (isinstance(start, int) and isinstance(bound, int) and isinstance(k, int)) \
+            or k <= (0 if op in (">>=", "<<=") else 1):
+        return None
+    values: list[int] = []
+    value = start
+    while _TESTS[test](value, bound) and len(values) <= MAX_GEOMETRIC:
+        values.append(value)
+        value = _GEOMETRIC[op](value, k)
+    return (var, values) if len(values) <= MAX_GEOMETRIC else None
+
+
+def _geometric_parts(loop: A.For) -> tuple[str, A.Expr, str, A.Expr, str, A.Expr] | None:
+    """(var, start, test, bound, step operator, step) of a loop that scales its own variable."""
+    init, cond, step = loop.init, loop.cond, loop.step
+    if not (isinstance(init, A.Declaration) and len(init.declarators) == 1):
+        return None
+    d = init.declarators[0]
+    if d.init is None or not (isinstance(step, A.Assign) and step.op in _GEOMETRIC
+                              and isinstance(step.target, A.Name) and step.target.ident == d.name):
+        return None
+    if not (isinstance(cond, A.Binary) and cond.op in _TESTS and isinstance(cond.left, A.Name)
+            and cond.left.ident == d.name):
+        return None
+    return d.name, d.init, cond.op, cond.right, step.op, step.value
+
+
 def _loop_header(loop: A.For, runtime_trip: int | None = None) -> tuple[str, int, int] | None:
     """(var, start, trip) of a counted loop.
 
@@ -813,6 +854,7 @@ class _RoleWalker:
         # kernel arguments (`condval = bx < 2 ? bx : bx - 2`): substituted into indices and
         # guards, so the sets take them exactly (issue 31, item 1: locals as expressions)
         self.symbolic: dict[str, A.Expr] = {}
+        self.thread_locals: set[str] = set()      # locals whose value differs between threads (`_per_thread`)
         self._substituted: dict[tuple, A.Expr] = {}
         self.once_stack: list[int] = []    # loops walked once (no barrier inside) around the statement
         self.loop_stack: list[tuple[str, int]] = []
@@ -863,6 +905,8 @@ class _RoleWalker:
         header = self.b.header(loop)
         if is_runtime_bound(loop):
             self._record_trip(loop, env)
+        if header is None and self.walk_geometric(loop, env, mult, it, guarded):
+            return
         if not (kinds & SYNC_KINDS) or header is None:
             self.walk_once(loop, header, env, mult, it, guarded)
             return
@@ -936,6 +980,23 @@ class _RoleWalker:
             self.ranges.pop(var, None)
         else:
             self.ranges[var] = saved
+
+    def walk_geometric(self, loop: A.For, env: dict, mult: int, it: tuple, guarded: bool) -> bool:
+        """A loop whose variable doubles or halves (`for (s = blockDim.x / 2; s > 0; s >>= 1)`, the
+        reduction and scan trees) with bounds known here: walked at each of its values, a
+        handful (False where it is not such a loop)."""
+        found = geometric_values(loop, env)
+        if found is None:
+            return False
+        var, values = found
+        saved = env.get(var, _UNSET)
+        for value in values:
+            env[var] = value
+            self.loop_stack.append((var, value))
+            self.stmt(loop.body, env, mult, it, guarded)
+            self.loop_stack.pop()
+        _restore(env, var, saved)
+        return True
 
     def walk_symbolic(self, loop: A.For, env: dict, mult: int, it: tuple, guarded: bool) -> bool:
         """A loop whose count is only known at run time, walked once with its variable as a symbol
@@ -1242,6 +1303,10 @@ class _RoleWalker:
 
     def declare_local(self, d: A.Declarator, env: dict) -> None:
         if not d.dims:
+            if isinstance(d.init, A.Expr) and self._per_thread(d.init):
+                self._store(d.name, None)
+                self._store_thread_expr(d.name, d.init, env)
+                return
             value = self.b.eval(d.init, env)
             self._store(d.name, value)
             if value is None and isinstance(d.init, A.Expr) and d.name in self.b.local_names:
@@ -1254,6 +1319,11 @@ class _RoleWalker:
         key = self.local_key(target, env)
         if key is None:
             return
+        if self._per_thread(value) or (op != "=" and key in self.symbolic and self._per_thread(target)):
+            self._store(key, None)
+            if op == "=" and isinstance(target, A.Name):
+                self._store_thread_expr(key, value, env)
+            return
         new = self.b.eval(value, env)
         if op != "=" and new is not None:
             old = self.locals.get(key)
@@ -1262,6 +1332,37 @@ class _RoleWalker:
         self._store(key, new)
         if new is None and op == "=" and isinstance(target, A.Name):
             self._store_symbolic(key, value, env)
+
+    def _per_thread(self, value: A.Expr) -> bool:
+        """Whether a value differs between the threads that run the statement: it reads the thread
+        index, or a local that does, and more than one thread runs it.  Such a local has no one
+        number (the walk's `threadIdx.x` is only the lowest of them: `int bi = offset * (2 * tid +
+        2) - 1` evaluated there gave every thread thread 0's `bi`, a false race)."""
+        if count(self.mask) <= 1:
+            return False
+        names = _names_of(value)
+        return "threadIdx.x" in names or any(n in self.thread_locals for n in names)
+
+    def _store_thread_expr(self, key: str, value: A.Expr, env: dict) -> None:
+        """A per-thread local as an expression of the thread index and of numbers known here (the
+        uniform locals' values put in): every index that reads it is then exact per thread."""
+        self.thread_locals.add(key)
+        if _reads_memory_or_calls(value):
+            return
+        substituted = self.substituted(value)
+        names = [n for n in _names_of(substituted) if n != "threadIdx.x"]
+        if not all(self._known_here(n, env) for n in names):
+            return
+        numbers = {n: A.Number(str(env[n]), value.span) for n in names if n in env and isinstance(env[n], int)
+                   and n not in _LAUNCH_VALUES}
+        self.symbolic[key] = _substitute(substituted, numbers) if numbers else substituted
+
+    def _known_here(self, name: str, env: dict) -> bool:
+        """A name a per-thread expression may keep or take the number of: a launch value, an
+        argument, or a uniform local with a value here (not a walked loop's, not another thread's)."""
+        if name in _LAUNCH_VALUES or name in self.b.uniform or name in _BUILTIN_BASES:
+            return True
+        return name in env and name not in self.ranges and name not in self.thread_locals
 
     def _store_symbolic(self, key: str, value: A.Expr, env: dict) -> None:
         """Keep a local's value as an expression where it is one of the launch values, the
@@ -1275,7 +1376,7 @@ class _RoleWalker:
         symbolic locals it reads substituted, the numbers known here put in; None where it reads
         a thread, a walked loop, memory or a call other than min/max."""
         launch = _LAUNCH_VALUES | self.b.uniform | {"blockIdx", "gridDim"}     # and the members' bases
-        if _reads_memory_or_calls(value):
+        if _reads_memory_or_calls(value) or any(n in self.thread_locals for n in _names_of(value)):
             return None
         names = [n for n in _names_of(value) if n not in self.symbolic and n not in _MIN_MAX]
         if any(n not in launch and (n not in env or n == "threadIdx.x" or n in self.ranges) for n in names):
@@ -1306,6 +1407,7 @@ class _RoleWalker:
 
     def _store(self, key: str, value: int | None) -> None:
         self.symbolic.pop(key, None)
+        self.thread_locals.discard(key)
         if value is None:
             self.locals.pop(key, None)
         else:
@@ -1950,6 +2052,7 @@ SYNC_WORDS = ("sync", "barrier", "arrive", "wait", "commit", "fence", "mbarrier"
 _NAMES: dict[int, tuple[A.Expr, tuple[str, ...]]] = {}
 
 
+_BUILTIN_BASES = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})   # `x` of `threadIdx.x` is a member
 _LAUNCH_VALUES = frozenset({"blockIdx.x", "blockIdx.y", "blockIdx.z", "gridDim.x", "gridDim.y", "gridDim.z"})
 
 
