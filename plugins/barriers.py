@@ -340,6 +340,15 @@ def _divergent(kernel, path):
         who = describe(threads)
         if cluster_barrier(node):
             out += _divergent_cluster(kernel, path, node, threads, key in unsure)
+        elif key in unsure and (split := kernel.barrier_split(node)) is not None:
+            out.append(make_finding(
+                _R["divergent-barrier"], path, kernel, node,
+                f"__syncthreads under a condition on the arguments and the thread index that splits a "
+                f"block: thread {split.threads[0]} reaches it while thread {split.threads[1]} of the same "
+                f"block does not (a block at the end of the data, for some arguments); that block hangs, "
+                f"or passes by undefined behaviour",
+                help=f"move the __syncthreads() at line {node.span.line} out of the guarded branch (guard "
+                     f"the memory accesses instead)"))
         elif key in unsure:
             out.append(make_finding(
                 _R["divergent-barrier"], path, kernel, node,

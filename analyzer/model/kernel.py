@@ -26,6 +26,7 @@ from .index import KernelIndex
 from .intrinsics import INTRINSICS, SYNC_KINDS, K
 from .pointers import resolve_pointers
 from .shared import MBarrierArray, SharedBuffer, SharedLayout
+from .symbolic import Witness
 from .trace import Event, LoopInfo, Role, Trace, TraceBuilder, is_runtime_bound, loop_bounds, pipeline_period
 from .unit import UnitFacts
 
@@ -222,6 +223,23 @@ class KernelModel:
 
         uniform = self.trace.launch.uniform if self.trace.launch is not None else frozenset()
         return satisfiable(LaneRecipe(A.Number("0", span), 1, 1, (), (), 1, tuple(conditions), uniform=uniform))
+
+    def barrier_split(self, node: A.Node) -> Witness | None:
+        """Two threads of one block, in some launch, of which one reaches the block barrier `node`
+        and the other does not, where its guards are conditions on the arguments and the thread
+        index (`if (blockIdx.x * 256 + threadIdx.x < n) { ...; __syncthreads(); }`: the last, partial
+        block); None where no such pair exists or it cannot be decided."""
+        from dataclasses import replace
+
+        from .presburger import decide
+
+        for recipe in self.trace.barrier_guards.get(id(node), ()):
+            for i, (cond, polarity) in enumerate(recipe.guards):
+                skipped = replace(recipe, guards=(*recipe.guards[:i], (cond, not polarity)))
+                verdict, witness = decide(recipe, skipped)
+                if verdict is True and witness is not None:
+                    return witness
+        return None
 
     def scenario_sensitive(self) -> bool:
         """Whether a condition on the arguments that the walk took both ways reads a name of the

@@ -194,6 +194,8 @@ class Trace:
     # conditions on the kernel arguments whose both branches were walked (a scenario's exact
     # count may rule one out: `KernelModel.scenario_sensitive`)
     parametric: tuple[A.Expr, ...] = ()
+    # block barriers under conditions on arguments or threads: the guards of each walk of them
+    barrier_guards: dict[int, list[LaneRecipe]] = field(default_factory=dict)
 
     def all_events(self) -> Iterator[Event]:
         """Every role's events, role by role."""
@@ -488,6 +490,7 @@ class TraceBuilder:
         # guards of every access, so the sets meet only where the scenario's count is real
         self.assumptions = assumptions
         self.contradictions: dict[tuple, bool] = {}     # `_RoleWalker._contradicted`, per condition and values
+        self.barrier_guards: dict[int, list[LaneRecipe]] = {}   # `_RoleWalker._record_barrier_guards`
         self.parametric: dict[int, A.Expr] = {}         # the conditions on arguments walked (both branches)
         # block-uniform `if`s (by node id) walked down one branch only (`KernelModel.with_branches`)
         self.forced = dict(forced)
@@ -803,7 +806,7 @@ class TraceBuilder:
         return Trace(roles, events, self.loops, self.truncated, dict(self.unknown), self.cluster,
                      frozenset(self.cluster_barriers), dict(self.opaque_barriers), self.launch,
                      dict(self.trip_exprs), tuple(self.block_ifs.values()), tuple(uses),
-                     tuple(self.parametric.values()))
+                     tuple(self.parametric.values()), dict(self.barrier_guards))
 
 
 def _mark_epilogue(events: list[Event]) -> None:
@@ -1572,6 +1575,23 @@ class _RoleWalker:
         # under a condition on data, which threads run a barrier or an arrival is a guess too
         self.events.append(Event(kind, c.node, self.index, c.mult, c.it, guarded=c.guarded,
                                  threads=self.mask, uncertain=self.uncertain > 0, **kw))
+        if kind == K.SYNC and c.guarded and not self.uncertain:
+            self._record_barrier_guards(c)
+
+    def _record_barrier_guards(self, c: _Call) -> None:
+        """A block barrier under conditions on the arguments or the thread index (not on data):
+        its guards as the sets take them, so that whether a block's threads split at it is asked of
+        them (`KernelFacts.barrier_split`), not guessed."""
+        guards = tuple(self.guards[len(self.b.assumptions):])
+        if not guards:
+            return
+        names = {n for g, _ in guards for n in _names_of(g)}
+        points = tuple((n, c.env[n]) for n in sorted(names)
+                       if isinstance(c.env.get(n), int) and n != "threadIdx.x" and n not in self.ranges)
+        ranges = tuple((n, r) for n, r in self.ranges.items() if n in names and n != "threadIdx.x")
+        self.b.barrier_guards.setdefault(id(c.node), []).append(
+            LaneRecipe(A.Number("0", c.node.span), 1, 1, points, ranges, self.mask, guards,
+                       uniform=self.b.uniform, launch=self.b.launch))
 
     def on_template(self, call: A.Call, proto: Protocol, env: dict, mult: int, it: tuple, guarded: bool) -> bool:
         """A TileLang template whose shared-memory protocol is modelled (`model.templates`): its
