@@ -124,6 +124,12 @@ def pipelint_check_kernel(kernel: KernelModel, parsed: ParsedFile, path: str) ->
     undecided = _not_moot(undecided, hazards)
     if undecided:
         out.append(_undecided(kernel, path, undecided, parsed.source))
+    for loop in kernel.trace.once_loops:
+        out.append(make_finding(
+            _R["race-undecided"], path, kernel, loop,
+            f"the loop at line {loop.span.line} holds a barrier or a wait but is walked as one iteration (a "
+            f"`while`, or a step other than 1 with a bound known only at run time): hazards between one "
+            f"iteration and the next are not checked, and no barrier in it is claimed redundant"))
     launch = kernel.trace.launch
     pairs = list(launch.outside.values()) if launch is not None else []
     if pairs or kernel.layout.regions:

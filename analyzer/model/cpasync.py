@@ -840,9 +840,12 @@ class CpAsyncAnalysis:
         when some access is not modelled (`unmodelled`)."""
         if self.unmodelled is not None or self.broken:
             return frozenset(), {}
-        barriers = {id(n) for n in self.sync_nodes if id(n) not in self.barrier_roles}
+        # a barrier or wait in a loop walked once (a run-time stride, a `while`) may order what one
+        # iteration does against the next, which that walk does not see: never claimed
+        once = {id(ev.node) for ev in self.model.trace.all_events() if ev.once}
+        barriers = {id(n) for n in self.sync_nodes if id(n) not in self.barrier_roles and id(n) not in once}
         waits = {key: best for key, (ev, best) in self.wait_depths.items()
-                 if best is None or (ev.value is not None and best > ev.value)}
+                 if (best is None or (ev.value is not None and best > ev.value)) and key not in once}
         self._withdraw(barriers, waits, self._claim_order(barriers, waits))
         return frozenset(barriers), waits
 

@@ -38,7 +38,7 @@ def resolve_pointers(func: A.FunctionDef) -> A.FunctionDef:
     indices of the declared arrays (the same object where it has none)."""
     if func.body is None:
         return func
-    arrays, pointers = _scan(func.body, _block_size(func))
+    arrays, pointers = _scan(func.body, _block_size(func), _global_arrays(func))
     if not pointers and not any(len(strides) != 1 for _, strides in arrays.values()):
         return func
     body = A.transform(func.body, lambda node: _rewrite(node, arrays, pointers))
@@ -61,13 +61,35 @@ def _block_size(func: A.FunctionDef) -> dict[str, int]:
     return {"blockDim.x": value if isinstance(value, int) and 0 < value <= 1024 else DEFAULT_BLOCK}
 
 
-def _scan(body: A.Compound, launch: dict[str, int]) -> tuple[dict[str, tuple[str, tuple[int, ...]]],
-                                                               dict[str, Target]]:
+def _global_arrays(func: A.FunctionDef) -> dict[str, str]:
+    """The kernel's pointer parameters (global memory), by name, with their element types."""
+    return {p.name: _base_type(p.type) for p in func.params if p.name and p.type.count("*") == 1}
+
+
+def _scan(body: A.Compound, launch: dict[str, int], globals_: dict[str, str]) -> tuple[
+        dict[str, tuple[str, tuple[int, ...]]], dict[str, Target]]:
     """The shared arrays (element type, the stride of each dimension in elements, outermost first)
-    and the pointers that name a fixed element of one of them."""
+    and the pointers that name a fixed element of one of them; a pointer parameter the body never
+    moves is an array too (global memory), and a local pointer into it at an offset that nothing
+    changes (`float *ws = workspace + blockIdx.x * n;`) names its elements."""
     arrays: dict[str, tuple[str, tuple[int, ...]]] = {}
-    declared: dict[str, int] = {}
     candidates: list[tuple[A.Declaration, A.Declarator]] = []
+    declared, written = _declarations(body, arrays, candidates)
+    shared = {n for n in arrays if declared.get(n) == 1}
+    arrays.update((n, (t, (1,))) for n, t in globals_.items() if n not in written and n not in declared)
+    pointers: dict[str, Target] = {}
+    for decl, d in sorted(candidates, key=lambda c: (c[1].span.line, c[1].span.column)):
+        if declared.get(d.name) == 1 and d.name not in written and d.name not in arrays:
+            target = _pointer_target(decl, d, arrays, pointers, launch, shared, written)
+            if target is not None:
+                pointers[d.name] = target
+    return {n: a for n, a in arrays.items() if n in shared or n in globals_}, pointers
+
+
+def _declarations(body: A.Compound, arrays: dict, candidates: list) -> tuple[dict[str, int], set[str]]:
+    """How many declarators name each local, and the names the body writes; the shared arrays
+    and the candidate pointers are filed on the way."""
+    declared: dict[str, int] = {}
     written: set[str] = set()
     for node in body.walk():
         if not isinstance(node, A.Declaration):
@@ -76,13 +98,29 @@ def _scan(body: A.Compound, launch: dict[str, int]) -> tuple[dict[str, tuple[str
         for d in node.declarators:
             declared[d.name] = declared.get(d.name, 0) + 1
             _declared(node, d, arrays, candidates)
-    pointers: dict[str, Target] = {}
-    for decl, d in sorted(candidates, key=lambda c: (c[1].span.line, c[1].span.column)):
-        if declared.get(d.name) == 1 and d.name not in written and d.name not in arrays:
-            target = _fixed_target(decl, d, arrays, pointers, launch)
-            if target is not None:
-                pointers[d.name] = target
-    return {n: a for n, a in arrays.items() if declared.get(n) == 1}, pointers
+    return declared, written
+
+
+def _pointer_target(decl: A.Declaration, d: A.Declarator, arrays: dict, pointers: dict[str, Target],
+                    launch: dict[str, int], shared: set[str], written: set[str]) -> Target | None:
+    """A shared pointer at a constant offset, else a global one at an offset nothing changes."""
+    found = _fixed_target(decl, d, arrays, pointers, launch)
+    if found is None and d.init is not None:
+        found = _global_target(decl, d.init, arrays, pointers, shared, written)
+    return found
+
+
+def _global_target(decl: A.Declaration, init: A.Expr, arrays: dict, pointers: dict[str, Target],
+                   shared: set[str], written: set[str]) -> Target | None:
+    """A pointer into global memory at an offset whose names nothing assigns (the same address
+    wherever it is used)."""
+    target = _target(init, arrays, pointers)
+    if target is None or target[0] in shared or arrays[target[0]][0] != _base_type(decl.type):
+        return None
+    offset = target[1]
+    if offset is not None and any(isinstance(n, A.Name) and n.ident in written for n in offset.walk()):
+        return None
+    return target
 
 
 def _declared(node: A.Declaration, d: A.Declarator, arrays: dict, candidates: list) -> None:

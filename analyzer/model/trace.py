@@ -196,6 +196,9 @@ class Trace:
     parametric: tuple[A.Expr, ...] = ()
     # block barriers under conditions on arguments or threads: the guards of each walk of them
     barrier_guards: dict[int, list[LaneRecipe]] = field(default_factory=dict)
+    # loops holding a barrier or a wait that were walked as one iteration (a step other than 1
+    # with a run-time bound, a `while`): hazards between their iterations are not checked
+    once_loops: tuple[A.Node, ...] = ()
 
     def all_events(self) -> Iterator[Event]:
         """Every role's events, role by role."""
@@ -301,22 +304,25 @@ def _step_of(step: A.Expr | None, var: str) -> A.Expr | None | bool:
 
 
 _GEOMETRIC = {">>=": lambda v, k: v >> k, "<<=": lambda v, k: v << k, "*=": lambda v, k: v * k,
-              "/=": lambda v, k: int(v / k)}
+              "/=": lambda v, k: int(v / k), "+=": lambda v, k: v + k, "-=": lambda v, k: v - k}
+_LEAST_STEP = {">>=": 0, "<<=": 0, "*=": 1, "/=": 1, "+=": 0, "-=": 0}     # a step that moves the variable
 _TESTS = {"<": lambda v, c: v < c, "<=": lambda v, c: v <= c, ">": lambda v, c: v > c,
           ">=": lambda v, c: v >= c, "!=": lambda v, c: v != c}
 MAX_GEOMETRIC = 64
 
 
 def geometric_values(loop: A.For, env: dict) -> tuple[str, list[int]] | None:
-    """(var, its values) of `for (v = a; v OP c; v >>= k)` (or `<<=`, `*=`, `/=`) with `a`, `c`
-    and `k` known here; None for any other loop or more than `MAX_GEOMETRIC` values."""
+    """(var, its values) of `for (v = a; v OP c; v >>= k)` (or `<<=`, `*=`, `/=`, and a constant
+    `+=`/`-=` step other than 1) with `a`, `c` and `k` known here and the same in every thread;
+    None for any other loop or more than `MAX_GEOMETRIC` values."""
     parts = _geometric_parts(loop)
     if parts is None:
         return None
     var, start_expr, test, bound_expr, op, step_expr = parts
+    if any("threadIdx.x" in _names_of(e) for e in (start_expr, bound_expr, step_expr)):
+        return None               # one thread's values, not the block's (`i = threadIdx.x; i += 128`)
     start, bound, k = evaluate(start_expr, env), evaluate(bound_expr, env), evaluate(step_expr, env)
-    if not (isinstance(start, int) and isinstance(bound, int) and isinstance(k, int)) \
-            or k <= (0 if op in (">>=", "<<=") else 1):
+    if not (isinstance(start, int) and isinstance(bound, int) and isinstance(k, int)) or k <= _LEAST_STEP[op]:
         return None
     values: list[int] = []
     value = start
@@ -491,6 +497,7 @@ class TraceBuilder:
         self.assumptions = assumptions
         self.contradictions: dict[tuple, bool] = {}     # `_RoleWalker._contradicted`, per condition and values
         self.barrier_guards: dict[int, list[LaneRecipe]] = {}   # `_RoleWalker._record_barrier_guards`
+        self.once_loops: dict[int, A.Node] = {}    # loops with a barrier or wait walked as one iteration
         self.parametric: dict[int, A.Expr] = {}         # the conditions on arguments walked (both branches)
         # block-uniform `if`s (by node id) walked down one branch only (`KernelModel.with_branches`)
         self.forced = dict(forced)
@@ -599,28 +606,32 @@ class TraceBuilder:
         return isinstance(base, A.Name) and base.ident in self.local_names
 
     def reads_of(self, e: A.Expr) -> list:
-        """Calls and shared-memory reads in an expression, found once per node."""
-        found = self._reads.get(id(e))
-        if found is not None:
-            return found
-        found = []
-        stack: list[A.Node] = [e]
+        """Calls and memory reads in an expression, found once per node: each read with the
+        conditions of the `?:` branches it is in."""
+        cached = self._reads.get(id(e))
+        if cached is not None:
+            return cached
+        found: list = []
+        stack: list[tuple[A.Node, tuple]] = [(e, ())]
         while stack:
-            n = stack.pop()
+            n, guards = stack.pop()
             if isinstance(n, A.Call):
                 found.append(n)
                 continue
             if isinstance(n, A.Index) or (isinstance(n, A.Unary) and n.op == "*"):
                 ref = self.layout.ref(n)
                 if ref is not None:
-                    found.append((n, ref))
+                    found.append((n, ref, guards))
                     continue
                 gref = self.global_ref(n)
                 if gref is not None:
-                    found.append((n, gref))
-            kids = n.children()
-            kids.reverse()
-            stack.extend(kids)
+                    found.append((n, gref, guards))
+            if isinstance(n, A.Ternary):
+                # `c ? s[t + 1] : v`: each branch's reads happen only where it is taken
+                stack.extend([(n.other, (*guards, (n.cond, False))), (n.then, (*guards, (n.cond, True))),
+                              (n.cond, guards)])
+                continue
+            stack.extend((kid, guards) for kid in reversed(n.children()))
         self._reads[id(e)] = found
         return found
 
@@ -806,7 +817,7 @@ class TraceBuilder:
         return Trace(roles, events, self.loops, self.truncated, dict(self.unknown), self.cluster,
                      frozenset(self.cluster_barriers), dict(self.opaque_barriers), self.launch,
                      dict(self.trip_exprs), tuple(self.block_ifs.values()), tuple(uses),
-                     tuple(self.parametric.values()), dict(self.barrier_guards))
+                     tuple(self.parametric.values()), dict(self.barrier_guards), tuple(self.once_loops.values()))
 
 
 def _mark_epilogue(events: list[Event]) -> None:
@@ -884,7 +895,11 @@ class _RoleWalker:
         elif isinstance(s, A.If):
             self.if_stmt(s, env, mult, it, guarded)
         elif isinstance(s, A.While):
+            if self.b.kinds.of(s.body) & SYNC_KINDS:
+                self.b.once_loops.setdefault(id(s), s)
+            self.once_stack.append(id(s))        # walked once for every iteration it may run
             self.stmt(s.body, env, mult, it, True if self.b.kinds.mentions(s.cond, "threadIdx.x") else guarded)
+            self.once_stack.pop()
 
     def block(self, s: A.Compound, env: dict, mult: int, it: tuple, guarded: bool) -> None:
         """A compound statement's statements; the inert ones (register arithmetic) are skipped,
@@ -908,7 +923,7 @@ class _RoleWalker:
         header = self.b.header(loop)
         if is_runtime_bound(loop):
             self._record_trip(loop, env)
-        if header is None and self.walk_geometric(loop, env, mult, it, guarded):
+        if header is None and self._without_header(loop, kinds, env, mult, it, guarded):
             return
         if not (kinds & SYNC_KINDS) or header is None:
             self.walk_once(loop, header, env, mult, it, guarded)
@@ -983,6 +998,17 @@ class _RoleWalker:
             self.ranges.pop(var, None)
         else:
             self.ranges[var] = saved
+
+    def _without_header(self, loop: A.For, kinds: frozenset[str], env: dict, mult: int, it: tuple,
+                        guarded: bool) -> bool:
+        """A loop with no counted header: walked at each value where they are known here (True);
+        else, holding a barrier or a wait, recorded as walked once (its iterations' hazards are
+        not checked: `Trace.once_loops`)."""
+        if self.walk_geometric(loop, env, mult, it, guarded):
+            return True
+        if kinds & SYNC_KINDS:
+            self.b.once_loops.setdefault(id(loop), loop)
+        return False
 
     def walk_geometric(self, loop: A.For, env: dict, mult: int, it: tuple, guarded: bool) -> bool:
         """A loop whose variable doubles or halves (`for (s = blockDim.x / 2; s > 0; s >>= 1)`, the
@@ -1421,10 +1447,16 @@ class _RoleWalker:
         for item in self.b.reads_of(e):
             if isinstance(item, A.Call):
                 self.call(item, env, mult, it, guarded)
-            else:
-                node, ref = item
-                kind = K.GLOBAL if ref.buffer.startswith("global:") else K.SMEM
-                self.emit_access(ref, "read", node, env, mult, it, guarded, kind=kind, lanes=True)
+                continue
+            node, ref, conds = item
+            kind = K.GLOBAL if ref.buffer.startswith("global:") else K.SMEM
+            if conds:
+                self.guards.extend((self.substituted(c), polarity) for c, polarity in conds)
+            try:
+                self.emit_access(ref, "read", node, env, mult, it, guarded or bool(conds), kind=kind, lanes=True)
+            finally:
+                if conds:
+                    del self.guards[len(self.guards) - len(conds):]
 
     def access(self, target: A.Expr, access: str, node: A.Node, env: dict, mult: int,
                it: tuple, guarded: bool) -> None:
@@ -1574,7 +1606,8 @@ class _RoleWalker:
     def event(self, c: _Call, kind: EventKind, **kw: Any) -> None:
         # under a condition on data, which threads run a barrier or an arrival is a guess too
         self.events.append(Event(kind, c.node, self.index, c.mult, c.it, guarded=c.guarded,
-                                 threads=self.mask, uncertain=self.uncertain > 0, **kw))
+                                 threads=self.mask, uncertain=self.uncertain > 0,
+                                 once=tuple(self.once_stack), **kw))
         if kind == K.SYNC and c.guarded and not self.uncertain:
             self._record_barrier_guards(c)
 
