@@ -274,7 +274,9 @@ class AstBuilder(Transformer):
         decl = next((x for x in c[1:] if isinstance(x, _Declarator)), None)
         bare = next((x for x in c[1:] if isinstance(x, _Pointer)), None)    # an unnamed `float*`
         pointer = decl.pointer if decl else (bare.text if bare else "")
-        return A.Param(specs.specifiers, specs.type + pointer, decl.name if decl else None, cover(c))
+        # `float (&v)[4]`, `half (*sa)[LDS]`: the name between the parentheses
+        named = next((x.value for x in c[1:] if isinstance(x, Token) and x.type in ("NAME", "TNAME")), None)
+        return A.Param(specs.specifiers, specs.type + pointer, decl.name if decl else named, cover(c))
 
     # ---------------------------------------------------------- declarations
     def declaration(self, c: list[Any]) -> Any:

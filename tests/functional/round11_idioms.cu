@@ -66,3 +66,24 @@ __global__ void __launch_bounds__(128) runtime_stride(const float *in, float *ou
     out[base + threadIdx.x] = s[(threadIdx.x + 1) % 128];
   }
 }
+
+// Array-reference and pointer-to-array parameters parse (they were parse errors), and a helper's
+// pointer-to-rows parameter names the array it is given.
+__device__ __forceinline__ float sum4(const float (&v)[4]) { return v[0] + v[1] + v[2] + v[3]; }
+
+__device__ __forceinline__ void fill_row(float (*rows)[32], int r) { rows[r][threadIdx.x % 32] = 1.0f; }
+
+__global__ void __launch_bounds__(128) array_params(const float *in, float *out) {
+  __shared__ float tile[4][32];
+  float r[4] = {in[0], in[1], in[2], in[3]};
+  fill_row(tile, threadIdx.x / 32);
+  __syncthreads();
+  out[threadIdx.x] = sum4(r) + tile[(threadIdx.x / 32 + 1) % 4][threadIdx.x % 32];
+}
+
+// Without the barrier, another warp's row is read while it is filled.
+__global__ void __launch_bounds__(128) array_params_racy(const float *in, float *out) {
+  __shared__ float tile[4][32];
+  fill_row(tile, threadIdx.x / 32);
+  out[threadIdx.x] = tile[(threadIdx.x / 32 + 1) % 4][threadIdx.x % 32];  // expect: shared-race
+}
