@@ -56,7 +56,7 @@ def _scan(body: A.Compound) -> tuple[dict[str, int], list[tuple[A.Declaration, A
                 declared[d.name] = declared.get(d.name, 0) + 1
                 decls.append((node, d))
         else:
-            _note_write(node, written)
+            note_write(node, written)
     return declared, decls, written
 
 
@@ -66,7 +66,7 @@ def _plain_local(decl: A.Declaration, d: A.Declarator) -> bool:
         and isinstance(d.init, _EXPRESSIONS)
 
 
-def _note_write(node: A.Node, written: set[str]) -> None:
+def note_write(node: A.Node, written: set[str]) -> None:
     """Names `node` may change: an assignment's target, `++`/`--`, `&name`, an asm operand."""
     target: A.Node | None = None
     if isinstance(node, A.Assign):

@@ -36,11 +36,21 @@ def lower_asm_barriers(func: A.FunctionDef) -> A.FunctionDef:
         func.span, func.attributes, func.template)
 
 
+def asm_text(asm: A.Asm) -> str:
+    """The template as the instructions read: the string literal's `\\n` and `\\t` escapes
+    (`"bar.sync 1, 256;\\n"`, as most kernels write it) are white space."""
+    return asm.template.replace("\\n", " ").replace("\\t", " ").strip()
+
+
+def asm_operands(asm: A.Asm) -> list[A.Expr]:
+    """The operands' expressions in PTX's numbering (`%0`, `%1`, ...: outputs first)."""
+    return [o.expr for section in asm.sections for o in section if o.expr is not None]
+
+
 def _as_call(asm: A.Asm) -> A.Call | None:
     """The call an asm barrier is: `__syncthreads()` for barrier 0 of the whole block, else the
     named barrier's sync or arrival with its id and thread count."""
-    # the template as the string literal spells it: `"bar.sync 1, 256;\n"` ends in an escape
-    found = _BARRIER.match(asm.template.replace("\\n", " ").replace("\\t", " "))
+    found = _BARRIER.match(asm_text(asm))
     if found is None:
         return None
     _, op, rest = found.groups()
@@ -59,7 +69,7 @@ def _arguments(asm: A.Asm, rest: str) -> list[A.Expr] | None:
     """The instruction's operands as expressions: immediates, and `%n` read from the operand list
     (PTX numbers the operands in order, outputs first; clobbers have no expression.  The sections
     themselves are not counted: `::` reads as one token where the outputs are empty)."""
-    operands = [o.expr for section in asm.sections for o in section if o.expr is not None]
+    operands = asm_operands(asm)
     args: list[A.Expr] = []
     for text in (part.strip() for part in rest.split(",") if part.strip()):
         operand = _OPERAND.match(text)

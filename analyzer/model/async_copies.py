@@ -26,7 +26,8 @@ from __future__ import annotations
 import re
 
 from ..cuda import ast as A
-from .aliases import _note_write
+from .aliases import note_write
+from .asm_barriers import asm_operands, asm_text
 from .evaluate import evaluate
 from .intrinsics import type_bytes
 
@@ -81,7 +82,7 @@ def _shared_addresses(body: A.Compound) -> dict[str, A.Expr]:
             if "=" in node.constraint or "+" in node.constraint:       # an output; `"r"(s)` only reads
                 written.update(n.ident for n in node.walk() if isinstance(n, A.Name))
         else:
-            _note_write(node, written)
+            note_write(node, written)
     return {n: p for n, p in found.items() if counts.get(n) == 1 and n not in written}
 
 
@@ -95,8 +96,7 @@ def _converted(expr: A.Expr) -> A.Expr | None:
 
 
 def _from_asm(asm: A.Asm, addresses: dict[str, A.Expr]) -> A.Call | None:
-    text = asm.template.replace("\\n", " ").replace("\\t", " ").strip()
-    operands = [o.expr for section in asm.sections for o in section if o.expr is not None]
+    text, operands = asm_text(asm), asm_operands(asm)
     span = asm.span
     if _COMMIT.match(text):
         return _tl("cp_async_commit", (), (), span)

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ..cuda import ast as A
-from .aliases import _note_write
+from .aliases import note_write
 
 MAX_DEPTH = 4
 _TEMPLATE_PARAM = re.compile(r"\b(?:typename|class)\s+([A-Za-z_]\w*)")
@@ -216,7 +216,7 @@ def _written(func: A.FunctionDef) -> set[str]:
     assert func.body is not None
     found: set[str] = set()
     for node in func.body.walk():
-        _note_write(node, found)
+        note_write(node, found)
     return found
 
 

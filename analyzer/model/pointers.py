@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..cuda import ast as A
-from .aliases import _note_write
+from .aliases import note_write
 from .evaluate import evaluate
 
 _QUALIFIERS = frozenset({"const", "volatile", "__restrict__", "__restrict", "restrict"})
@@ -93,7 +93,7 @@ def _declarations(body: A.Compound, arrays: dict, candidates: list) -> tuple[dic
     written: set[str] = set()
     for node in body.walk():
         if not isinstance(node, A.Declaration):
-            _note_write(node, written)
+            note_write(node, written)
             continue
         for d in node.declarators:
             declared[d.name] = declared.get(d.name, 0) + 1

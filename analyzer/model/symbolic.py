@@ -509,13 +509,13 @@ def _nonlinear(recipes: tuple[LaneRecipe, ...], values: tuple[A.Expr | None, A.E
     exprs += [v for v in values or () if v is not None]
     for expr in exprs:
         for node in expr.walk():
-            if isinstance(node, A.Binary) and node.op in ("*", "/", "%") and not _literal(node.right) and (
-                    node.op != "*" or not _literal(node.left)):
+            if isinstance(node, A.Binary) and node.op in ("*", "/", "%") and not literal(node.right) and (
+                    node.op != "*" or not literal(node.left)):
                 return True
     return False
 
 
-def _literal(expr: A.Expr) -> bool:
+def literal(expr: A.Expr) -> bool:
     """A number, through casts and parentheses."""
     while isinstance(expr, A.Cast):
         expr = expr.operand

@@ -35,6 +35,7 @@ from typing import Any
 
 from ..cuda import ast as A
 from .evaluate import builtin_name, thread_index_call
+from .symbolic import literal
 
 ThreadSet = int          # bit t set: thread t of the block
 WARP = 32
@@ -263,19 +264,13 @@ def _strided(recipe: LaneRecipe) -> set[str]:
     if not names:
         return found
     for node in recipe.index.walk():
-        if isinstance(node, A.Binary) and node.op == "*" and not _literal(node.left) and not _literal(node.right):
+        if isinstance(node, A.Binary) and node.op == "*" and not literal(node.left) and not literal(node.right):
             found |= names & (_loop_names(node.left) | _loop_names(node.right))
     return found
 
 
 def _loop_names(expr: A.Expr) -> set[str]:
     return {n.ident for n in expr.walk() if isinstance(n, A.Name) and not n.scope}
-
-
-def _literal(expr: A.Expr) -> bool:
-    while isinstance(expr, A.Cast):
-        expr = expr.operand
-    return isinstance(expr, A.Number)
 
 
 _WIDE: dict[tuple, tuple] = {}
